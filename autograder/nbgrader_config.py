@@ -1,0 +1,39 @@
+"""nbgrader configuration shared by every command of the course kit.
+
+Loaded by :func:`autograder.course.make_course`, which copies it into each temporary nbgrader course
+directory it builds, so ``generate_assignment`` (the release), ``autograde`` (grading) and the student
+self-check all run with exactly these settings.
+"""
+
+c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
+
+c.CourseDirectory.course_id = "dp-course"
+
+# What a student sees in place of a solution region.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+# The release must be byte-for-byte reproducible: no execution, no timestamps in the notebooks.
+c.GenerateAssignment.preprocessors = [
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.LockCells",
+    "nbgrader.preprocessors.ClearSolutions",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+# Execution limits while grading (per cell; the whole-notebook limit is enforced by the grading tool).
+c.Execute.timeout = 60
+c.Execute.interrupt_on_timeout = True
+c.Execute.allow_errors = True
+
+# Every student notebook opens with the "how to use this notebook" cell (autograder/templates/how_to_use.md);
+# make_course writes it to this path inside the course directory, and nbgrader runs with the course
+# directory as its working directory.
+c.IncludeHeaderFooter.header = "header.ipynb"
