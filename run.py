@@ -2,7 +2,7 @@
 """One entry point for the course kit: sets itself up, then runs what you ask.
 
     python3 run.py lab              open the course in JupyterLab (creates .venv on first use)
-    python3 run.py lab --headless   only serve it (no browser); prints the URL
+    python3 run.py lab --headless   only serve it (no browser); prints the URL with its token
     python3 run.py test             run the whole test suite
     python3 run.py course ARGS...   the instructor / student CLI (release, grade, check, demo)
     python3 run.py setup            only create or refresh the virtual environment
@@ -78,6 +78,9 @@ def cmd_lab(args: argparse.Namespace) -> int:
             "--LabApp.default_url=/lab/tree/notebooks/README.md", f"--port={args.port}"]
     if args.headless:
         argv += ["--no-browser", "--ServerApp.ip=127.0.0.1"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")  # containers and CI machines often run as root
+    argv += [a for a in args.jupyter_args if a != "--"]
     env = _env()
     env.pop("MPLBACKEND", None)  # inline plots in the notebooks
     return subprocess.call(argv, cwd=ROOT, env=env)
@@ -109,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("lab", help="open the course in JupyterLab")
     p.add_argument("--headless", action="store_true", help="serve only, do not open a browser")
     p.add_argument("--port", type=int, default=8888, help="port to serve on (default 8888)")
+    p.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="after --: options for JupyterLab")
     p.set_defaults(func=cmd_lab)
     p = sub.add_parser("test", help="run the whole test suite (extra arguments go to pytest)")
     p.add_argument("--workers", default=None, help="pytest-xdist workers (default: number of cores, at most 4)")
