@@ -65,9 +65,12 @@ def _bd0(x: np.ndarray, mean: np.ndarray) -> np.ndarray:
         s = (xn - mn) * v
         ej = 2.0 * xn * v
         v2 = v * v
-        for j in range(1, 40):  # |v| < 0.1: each term is 100x smaller than the last
+        for j in range(1, 40):  # |v| < 0.1: each term is at least 100x smaller than the last
             ej = ej * v2
-            s = s + ej / (2 * j + 1)
+            term = ej / (2 * j + 1)
+            s = s + term
+            if np.all(np.abs(term) <= 1e-17 * np.abs(s)):
+                break
         out[near] = s
     return out
 

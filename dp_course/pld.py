@@ -313,13 +313,18 @@ class _AtomicPLD(PrivacyLossDistribution):
 def _merge_atoms(losses: np.ndarray, log_probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sort atoms and merge those equal up to rounding (log-probabilities added with logaddexp)."""
     keep = np.isfinite(log_probs)
-    losses, log_probs = losses[keep], log_probs[keep]
+    if not keep.all():
+        losses, log_probs = losses[keep], log_probs[keep]
     if losses.size == 0:
         return losses, log_probs
-    order = np.argsort(losses, kind="stable")
-    losses, log_probs = losses[order], log_probs[order]
     gaps = np.diff(losses)
+    if not np.all(gaps >= 0):
+        order = np.argsort(losses, kind="stable")
+        losses, log_probs = losses[order], log_probs[order]
+        gaps = np.diff(losses)
     new_group = gaps > _MERGE_RTOL * np.maximum(1.0, np.abs(losses[1:]))
+    if new_group.all():  # already sorted and distinct (e.g. a binomial law): nothing to merge
+        return losses, log_probs
     starts = np.concatenate([[0], np.flatnonzero(new_group) + 1])
     merged_lp = np.logaddexp.reduceat(log_probs, starts)
     # representative loss: probability-weighted mean within the group (they agree to ~1e-12 anyway)
