@@ -29,6 +29,7 @@ __all__ = [
     "plot_privacy_profile",
     "plot_pld",
     "plot_composition",
+    "plot_composition_bounds",
     "plot_rdp_curves",
     "plot_pmf_pair",
 ]
@@ -172,6 +173,35 @@ def plot_composition(ks: Sequence[float], curves: Mapping[str, Any], ax=None, lo
     ax.set_ylabel(ylabel)
     ax.set_title("Composition")
     ax.legend()
+    return ax
+
+
+def plot_composition_bounds(epsilon: float, ks: Sequence[int], delta_prime: float = 1e-6, delta: float = 0.0,
+                            ax=None, logx: bool = True):
+    r"""Basic, strong (Theorem 1.1) and optimal composition of ``k`` mechanisms that are each (eps, delta)-DP.
+
+    The total epsilon at total delta ``k * delta + delta_prime`` (the optimal curve is the exact
+    Kairouz-Oh-Viswanath value for the same total delta).  Reproduces Figure 1 of the advanced-composition
+    lecture (there: eps = 0.01, delta' = 1e-6, delta = 0) with the optimal curve added.
+    """
+    from .composition import advanced_composition, basic_composition, optimal_composition_epsilon
+    from ._validation import check_delta, check_epsilon
+
+    epsilon = check_epsilon(epsilon, allow_zero=False)
+    delta = check_delta(delta)
+    delta_prime = check_delta(delta_prime, "delta_prime", allow_zero=False)
+    ks_arr = check_real_array("ks", ks, lo=1.0, ndim=1)
+    if not np.all(ks_arr == np.round(ks_arr)):
+        raise ValueError(f"ks must contain whole numbers of compositions, got {ks_arr.tolist()}")
+    ks_int = [int(k) for k in ks_arr]
+    curves = {
+        "basic: $k\varepsilon$": [basic_composition([epsilon] * k, [delta] * k)[0] for k in ks_int],
+        "strong (Theorem 1.1)": [advanced_composition(epsilon, delta, k, delta_prime)[0] for k in ks_int],
+        "optimal (exact)": [optimal_composition_epsilon(epsilon, delta, k, min(k * delta + delta_prime, 0.999))
+                            for k in ks_int],
+    }
+    ax = plot_composition(ks_arr, {label: np.asarray(v) for label, v in curves.items()}, ax=ax, logx=logx)
+    ax.set_title(rf"$k$-fold composition of $({epsilon:g}, {delta:g})$-DP, $\delta' = {delta_prime:g}$")
     return ax
 
 

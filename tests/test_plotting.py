@@ -59,7 +59,23 @@ def test_composition_and_rdp_plots():
     assert len(ax.patches) == 4
 
 
+def test_composition_bounds_reproduces_figure_1_ordering():
+    """Lecture Figure 1 setting: optimal <= strong, optimal <= basic, and strong beats basic for large k."""
+    from dp_course.composition import optimal_composition_epsilon
+
+    ks = [1, 10, 100, 1000, 10000]
+    ax = plotting.plot_composition_bounds(0.01, ks, delta_prime=1e-6)
+    basic, strong, optimal = (line.get_ydata() for line in ax.get_lines())
+    np.testing.assert_allclose(basic, 0.01 * np.array(ks))
+    assert np.all(optimal <= strong + 1e-12) and np.all(optimal <= basic + 1e-12)
+    assert strong[-1] < basic[-1]
+    assert optimal[2] == pytest.approx(optimal_composition_epsilon(0.01, 0.0, 100, 1e-6), rel=1e-12)
+    assert optimal[2] == pytest.approx(0.392263943093472, rel=1e-9)   # issue #3 reference value
+
+
 @pytest.mark.parametrize("call,match", [
+    (lambda: plotting.plot_composition_bounds(0.01, [1.5]), "ks must contain whole numbers"),
+    (lambda: plotting.plot_composition_bounds(-1, [1]), "epsilon must be > 0"),
     (lambda: plotting.plot_privacy_profile({}), "curves must be a non-empty mapping"),
     (lambda: plotting.plot_privacy_profile({"a": [0.1, 0.2]}, [0.0, 1.0, 2.0]), "one value per epsilon"),
     (lambda: plotting.plot_privacy_profile({"a": [0.1]}, [-1.0]), "epsilons must be"),
