@@ -1,0 +1,16 @@
+"""dp_course: the helper library of the course kit on how privacy loss accumulates.
+
+Modules, one idea each:
+
+* :mod:`dp_course.mechanisms` – randomized response, Laplace, Gaussian, name-and-shame
+* :mod:`dp_course.pld` – privacy loss distributions (exact, Gaussian, discretised) and their composition
+* :mod:`dp_course.divergences` – hockey-stick, privacy profile, KL, total variation, Rényi
+* :mod:`dp_course.simulation` – leaky randomized response and the simulation map
+* :mod:`dp_course.composition` – basic, strong, optimal and heterogeneous composition
+* :mod:`dp_course.renyi` – Rényi DP and zCDP
+* :mod:`dp_course.subsampling` – amplification by subsampling
+* :mod:`dp_course.dpsgd` – the DP-SGD accountant
+* :mod:`dp_course.plotting`, :mod:`dp_course.widgets` – plots and interactive explorers for the lectures
+"""
+
+__version__ = "0.1.0"
