@@ -722,7 +722,7 @@ class GridPLD(_AtomicPLD):
         The loss :math:`\ell(y) = \ln p(y) - \ln q(y)` must be monotone (in either direction) in ``y``: then
         each set :math:`\{\ell > l\}` is a half-line whose end is found by bisection, and every bucket's mass
         under both distributions is an exact difference of cdfs.  Losses within ``1e-9 * value_step`` of a
-        grid point count as on it (this absorbs rounding in ``logpdf``).
+        grid point count as on it (this absorbs rounding in ``logpdf``; at least ~1e-12).
 
         Raises:
             ValueError: if the loss is not monotone, or the arguments are out of range.
@@ -759,7 +759,14 @@ class GridPLD(_AtomicPLD):
             raise ValueError("the privacy loss ln p(y) - ln q(y) must be monotone in y for from_densities; "
                              f"it changes direction near y = {probe[k]:.6g}")
         l_top, l_bot = (lp[0], lp[-1]) if decreasing else (lp[-1], lp[0])
-        tol = 1e-9 * value_step
+        # Losses this close to a grid point count as on it.  It must exceed the rounding of ln p - ln q in the
+        # far tails (a few ulps of |ln p|, ~1e-14 at the 1e-15 quantile), or an atom sitting exactly on a grid
+        # point (the plateaus of the Laplace loss) could fall into the neighbouring bucket.
+        log_scale = float(np.max(np.abs(p_dist.logpdf(probe[[0, -1]])))) + float(np.max(np.abs(lp)))
+        tol = max(1e-9 * value_step, 256 * np.finfo(float).eps * max(1.0, log_scale))
+        if tol >= 0.01 * value_step:
+            raise ValueError(f"value_step must be > {100 * tol:.3g} for these densities (rounding of their log "
+                             f"densities is ~{tol:.1g}), got {value_step:g}")
         if loss_bounds is not None:
             b_lo = check_real("loss_bounds[0]", loss_bounds[0])
             b_hi = check_real("loss_bounds[1]", loss_bounds[1], lo=b_lo)

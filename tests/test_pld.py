@@ -282,6 +282,18 @@ def test_grid_of_gaussian_densities_matches_closed_form():
     np.testing.assert_allclose(d_grid, d_exact, atol=1e-8)
 
 
+@pytest.mark.parametrize("pessimistic", [True, False])
+@pytest.mark.parametrize("eps0,step", [(0.05, 2.5e-6), (1.0, 1e-6), (3.0, 1e-3)])
+def test_laplace_atoms_land_on_their_grid_points(eps0, step, pessimistic):
+    """The atoms at +-eps0 (mass 1/2 and e^-eps0 / 2) must sit on the grid points +-eps0, even for fine steps
+    where ln p - ln q in the far tails carries rounding larger than 1e-9 of the step."""
+    pld = LaplaceMechanism.from_epsilon(eps0).privacy_loss_distribution(step, pessimistic)
+    assert pld.losses[-1] == pytest.approx(eps0, abs=step / 10)
+    assert pld.losses[0] == pytest.approx(-eps0, abs=step / 10)
+    assert pld.probs[-1] >= 0.5 - 1e-12
+    assert pld.probs[0] >= math.exp(-eps0) / 2 - 1e-12
+
+
 def test_from_densities_rejects_non_monotone_loss():
     with pytest.raises(ValueError, match="monotone"):
         GridPLD.from_densities(stats.norm(0, 1), stats.norm(0, 2))
