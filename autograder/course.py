@@ -81,13 +81,23 @@ def header_notebook() -> nbformat.NotebookNode:
     return nb
 
 
+def _drop_header(path: Path) -> None:
+    """Remove a leading "how to use" cell from a copied source, so that a course built from *released*
+    notebooks (as ``dp-course check`` does) does not get the header twice."""
+    nb = nbformat.read(path, as_version=4)
+    if nb.cells and nb.cells[0].get("id") == HEADER_CELL_ID:
+        nb.cells = nb.cells[1:]
+        nbformat.write(nb, path)
+
+
 def make_course(root: Path, names: Iterable[str] | None = None, *,
                 solutions_dir: Path = SOLUTIONS_DIR) -> Path:
     """Create an nbgrader course directory at ``root`` with the given assignments generated.
 
     ``root/source/<a>`` is a copy of ``solutions/<a>``; ``nbgrader generate_assignment`` then fills
     ``root/release/<a>`` and the gradebook ``root/gradebook.db``.  ``root/header.ipynb`` holds the
-    "how to use this notebook" cell that opens every release notebook.  Returns ``root``.
+    "how to use this notebook" cell that opens every release notebook (a source that already starts with it,
+    i.e. a released notebook, has it removed first).  Returns ``root``.
     """
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
@@ -102,7 +112,14 @@ def make_course(root: Path, names: Iterable[str] | None = None, *,
         if dst.exists():
             shutil.rmtree(dst)
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-        nbgrader(["generate_assignment", name, "--force", "--create"], cwd=root)
+        _drop_header(dst / f"{name}.ipynb")
+    present = {p.name for p in (root / "source").iterdir() if p.is_dir()} if names else set()
+    if names and present == set(names):
+        # one nbgrader process for all of them: each start-up costs seconds (nbgrader's imports, alembic)
+        nbgrader(["generate_assignment", "*", "--force", "--create"], cwd=root)
+    else:
+        for name in names:
+            nbgrader(["generate_assignment", name, "--force", "--create"], cwd=root)
     return root
 
 

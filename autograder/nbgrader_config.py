@@ -29,9 +29,10 @@ c.GenerateAssignment.preprocessors = [
 ]
 
 # Execution limits while grading (per cell; the whole-notebook limit is enforced by the grading tool).
+# A cell that raises does not stop the notebook: nbgrader's Execute always runs with allow_errors=True
+# (it is not a configurable option in nbgrader 0.9), so later test cells are still graded.
 c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
-c.Execute.allow_errors = True
 
 # Every student notebook opens with the "how to use this notebook" cell (autograder/templates/how_to_use.md);
 # make_course writes it to this path inside the course directory, and nbgrader runs with the course

@@ -1,0 +1,345 @@
+"""Shared machinery for the notebook pipeline tests (``test_pipeline.py``, ``test_answer_variants.py``).
+
+Everything here is generic over ``solutions/<name>/<name>.ipynb``: adding a lecture needs no change in this
+file, only (for the answer-variant tests) a data file ``tests/answer_variants/<name>.py``.
+
+The expensive part – one real nbgrader course with every lecture generated, and real ``nbgrader autograde``
+runs over all test students (spread over the CPU cores) – is built once per test session by
+:func:`round_trip` and shared by both test modules and all xdist workers.
+
+Students in the round trip, per lecture:
+
+* ``solution``  – the instructor's source notebook, submitted as is;
+* ``untouched`` – the release notebook exactly as a student receives it;
+* ``alt<i>`` / ``wrong<i>`` – the release notebook with every answer cell that has an ``i``-th correct
+  alternative / wrong answer in ``tests/answer_variants/<name>.py`` replaced by it, and every other answer
+  cell filled with the instructor's solution.  Graded test cells depend on one answer cell each (checked by
+  ``test_pipeline.py``), so each answer's variants are judged independently of the others.  To save grading
+  time these submissions leave out the plain demonstration cells that no answer or test cell relies on.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import nbformat
+
+try:  # POSIX; elsewhere each xdist worker builds its own round trip
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None
+
+from autograder import course, release
+
+SOLUTIONS = course.SOLUTIONS_DIR
+NOTEBOOKS = course.NOTEBOOKS_DIR
+VARIANTS_DIR = Path(__file__).resolve().parent / "answer_variants"
+
+TIME_BUDGET_SECONDS = 20.0
+"""Each solution notebook must execute top to bottom within this many seconds (kernel CPU time)."""
+
+SOLUTION_MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
+
+
+# --------------------------------------------------------------------------------------------------------
+# reading notebooks
+# --------------------------------------------------------------------------------------------------------
+
+def lectures() -> list[str]:
+    """Names of the lectures: every ``solutions/<name>/<name>.ipynb``."""
+    return course.assignments(SOLUTIONS)
+
+
+def source_path(name: str) -> Path:
+    return SOLUTIONS / name / f"{name}.ipynb"
+
+
+def read_source(name: str) -> nbformat.NotebookNode:
+    return nbformat.read(source_path(name), as_version=4)
+
+
+def nbgrader_meta(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def is_answer_cell(cell) -> bool:
+    """An autograded answer: a code cell with a solution region and no points of its own."""
+    m = nbgrader_meta(cell)
+    return cell.cell_type == "code" and bool(m.get("solution")) and not m.get("grade")
+
+
+def is_test_cell(cell) -> bool:
+    """An autograder test cell: a read-only code cell worth points."""
+    m = nbgrader_meta(cell)
+    return cell.cell_type == "code" and bool(m.get("grade")) and not m.get("solution")
+
+
+def is_manual_cell(cell) -> bool:
+    """A manually graded answer (written answer, or code graded by hand): solution and points together."""
+    m = nbgrader_meta(cell)
+    return bool(m.get("grade")) and bool(m.get("solution"))
+
+
+def strip_solution_markers(source: str) -> str:
+    """The instructor's answer as a student would type it: the cell without the ``### BEGIN/END SOLUTION``
+    lines."""
+    return "\n".join(line for line in source.splitlines() if not SOLUTION_MARKER.match(line))
+
+
+def python_source(source: str) -> str:
+    """Cell source with IPython magics and shell escapes commented out, so that ``ast`` can parse it."""
+    return "\n".join("# " + line if line.lstrip().startswith(("%", "!")) else line
+                     for line in source.splitlines())
+
+
+def defined_names(source: str) -> set[str]:
+    """Names a code cell binds at top level (functions, classes, assignments, imports)."""
+    names: set[str] = set()
+    for node in ast.parse(python_source(source)).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
+            targets = (node.targets if isinstance(node, ast.Assign) else
+                       [node.target] if not isinstance(node, ast.With) else
+                       [i.optional_vars for i in node.items if i.optional_vars is not None])
+            for target in targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    return names
+
+
+def used_names(source: str) -> set[str]:
+    """Every name a code cell reads (anywhere, including inside functions)."""
+    return {n.id for n in ast.walk(ast.parse(python_source(source)))
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def free_names(source: str) -> set[str]:
+    """Names a code cell reads but never binds itself (not as a variable, parameter or function)."""
+    tree = ast.parse(python_source(source))
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    bound |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments)
+              for a in n.posonlyargs + n.args + n.kwonlyargs + [x for x in (n.vararg, n.kwarg) if x]}
+    bound |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return used_names(source) - bound
+
+
+def answer_cells(nb) -> dict[str, nbformat.NotebookNode]:
+    return {nbgrader_meta(c)["grade_id"]: c for c in nb.cells if is_answer_cell(c)}
+
+
+def test_cells(nb) -> dict[str, nbformat.NotebookNode]:
+    return {nbgrader_meta(c)["grade_id"]: c for c in nb.cells if is_test_cell(c)}
+
+
+def manual_cells(nb) -> dict[str, nbformat.NotebookNode]:
+    return {nbgrader_meta(c)["grade_id"]: c for c in nb.cells if is_manual_cell(c)}
+
+
+def dependencies(nb) -> dict[str, list[str]]:
+    """``{test grade_id: [answer grade_ids whose names it uses]}``."""
+    provided = {gid: defined_names(c.source) for gid, c in answer_cells(nb).items()}
+    return {tid: sorted(aid for aid, names in provided.items() if names & used_names(c.source))
+            for tid, c in test_cells(nb).items()}
+
+
+def tests_of_answer(nb) -> dict[str, list[str]]:
+    """``{answer grade_id: [test grade_ids that depend on it]}`` (test cells with one dependency only)."""
+    out: dict[str, list[str]] = {aid: [] for aid in answer_cells(nb)}
+    for tid, deps in dependencies(nb).items():
+        if len(deps) == 1:
+            out[deps[0]].append(tid)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------
+# answer variants
+# --------------------------------------------------------------------------------------------------------
+
+def variants_file(name: str) -> Path:
+    return VARIANTS_DIR / f"{name}.py"
+
+
+@lru_cache(maxsize=None)
+def load_variants(name: str) -> dict[str, dict[str, list[str]]]:
+    """``VARIANTS`` from ``tests/answer_variants/<name>.py`` (empty if the file does not exist), with each
+    code string dedented."""
+    path = variants_file(name)
+    if not path.is_file():
+        return {}
+    spec = importlib.util.spec_from_file_location(f"answer_variants_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {aid: {kind: [textwrap.dedent(code).strip("\n") for code in entry.get(kind, [])]
+                  for kind in ("correct_alt", "wrong")}
+            for aid, entry in module.VARIANTS.items()}
+
+
+KINDS = {"alt": "correct_alt", "wrong": "wrong"}
+"""Student-name prefix -> key in a variants entry."""
+
+
+def variant_students(name: str) -> dict[str, dict[str, str]]:
+    """``{student: {answer grade_id: code}}`` for the variant submissions of lecture ``name``.
+
+    Student ``alt<i>`` uses every answer's ``i``-th correct alternative, ``wrong<i>`` every ``i``-th wrong
+    answer; answers without such a variant keep the instructor's solution.
+    """
+    variants = load_variants(name)
+    out: dict[str, dict[str, str]] = {}
+    for prefix, kind in KINDS.items():
+        depth = max((len(v[kind]) for v in variants.values()), default=0)
+        for i in range(depth):
+            out[f"{prefix}{i}"] = {aid: v[kind][i] for aid, v in variants.items() if i < len(v[kind])}
+    return out
+
+
+def build_submission(release_nb, source_nb, replacements: dict[str, str], *, drop_demos: bool = True):
+    """A copy of the release notebook with every answer cell filled: by ``replacements[grade_id]`` when
+    given, otherwise by the instructor's solution.
+
+    With ``drop_demos`` the plain code cells (demonstrations, plots, widgets, self-checks) are left out when
+    no answer or test cell uses a name they define: they cannot change a test's verdict and only cost
+    grading time.  The ``solution`` and ``untouched`` submissions of the round trip keep every cell.
+    """
+    nb = nbformat.from_dict(release_nb)
+    solutions = {gid: strip_solution_markers(c.source) for gid, c in answer_cells(source_nb).items()}
+    needed = set().union(*(free_names(c.source) for c in source_nb.cells if is_test_cell(c) or is_answer_cell(c)),
+                         *(free_names(code) for code in replacements.values()))
+    cells = []
+    for cell in nb.cells:
+        if is_answer_cell(cell):
+            gid = nbgrader_meta(cell)["grade_id"]
+            cell.source = replacements.get(gid, solutions[gid])
+        elif (drop_demos and cell.cell_type == "code" and not nbgrader_meta(cell)
+              and not defined_names(cell.source) & needed):
+            continue
+        cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
+# --------------------------------------------------------------------------------------------------------
+# the round trip through nbgrader
+# --------------------------------------------------------------------------------------------------------
+
+@dataclass
+class RoundTrip:
+    root: Path
+    release_files: dict[str, bytes]
+    grades: dict[str, dict[str, dict[str, course.CellGrade]]] = field(default_factory=dict)
+    """``{lecture: {student: {grade_id: CellGrade}}}``"""
+    students: dict[str, list[str]] = field(default_factory=dict)
+    """``{lecture: [students submitted]}``"""
+    autograde_log: dict[str, str] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _autograde_in_shards(root: Path, pairs: list[tuple[str, str]], shards: int) -> tuple[dict, str]:
+    """Autograde the submitted ``(lecture, student)`` pairs with ``shards`` concurrent ``nbgrader autograde``
+    runs.
+
+    nbgrader grades one submission after the other; each shard is a copy of the course (gradebook included)
+    holding a subset of the submissions, so the shards never share a database.  Returns the merged grades
+    ``{lecture: {student: {grade_id: CellGrade}}}`` and the concatenated logs.
+    """
+    groups = [g for g in (pairs[i::shards] for i in range(shards)) if g]
+    runs = []
+    for i, group in enumerate(groups):
+        shard = root.parent / f"{root.name}-shard{i}"
+        if shard.exists():
+            shutil.rmtree(shard)
+        shutil.copytree(root, shard, ignore=shutil.ignore_patterns("autograded", "feedback"))
+        for lecture_dir in (shard / "submitted").glob("*/*"):
+            if (lecture_dir.name, lecture_dir.parent.name) not in group:
+                shutil.rmtree(lecture_dir)
+        proc = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", "*", "--create", "--force"],
+                                cwd=shard, env=course.subprocess_env(), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        runs.append((shard, group, proc))
+    grades: dict[str, dict] = {}
+    logs = []
+    for shard, group, proc in runs:
+        out, _ = proc.communicate(timeout=1800)
+        logs.append(out)
+        if proc.returncode != 0:
+            raise RuntimeError(f"nbgrader autograde failed in {shard} (exit {proc.returncode}):\n{out}")
+        for lecture in sorted({lecture for lecture, _ in group}):
+            grades.setdefault(lecture, {}).update(course.read_grades(shard, lecture))
+    return grades, "\n".join(logs)
+
+
+_CACHE: dict[str, RoundTrip] = {}
+
+
+def round_trip(tmp_path_factory) -> RoundTrip:
+    """Generate every lecture in an nbgrader course, submit the test students, autograde them all (real
+    ``nbgrader autograde``, spread over the CPU cores) and read back the gradebooks.
+
+    Computed once per test session and shared: within a process through a module cache, and between
+    pytest-xdist workers through a pickle next to their base temporary directories, guarded by a file lock
+    (so the result is built once even if the workers do not group these tests - pytest 9.2 broke
+    ``--dist loadgroup``, see pytest-dev/pytest-xdist#1386).  The course stays in pytest's temporary
+    directory (pruned by pytest after a few runs) for inspection after a failure.
+    """
+    if "result" in _CACHE:
+        return _CACHE["result"]
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    pickled = shared / "nbgrader-roundtrip.pickle"
+    with open(shared / "nbgrader-roundtrip.lock", "w") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if pickled.is_file():
+                result = pickle.loads(pickled.read_bytes())
+            else:
+                result = _build_round_trip(shared / "nbgrader-roundtrip")
+                pickled.write_bytes(pickle.dumps(result))
+        finally:
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+    _CACHE["result"] = result
+    return result
+
+
+def _build_round_trip(workdir: Path) -> RoundTrip:
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    names = lectures()
+    t0 = time.perf_counter()
+    root = course.make_course(workdir / "course", names)
+    result = RoundTrip(root=root, release_files=release.collect_release(root, names))
+    result.seconds["generate"] = time.perf_counter() - t0
+    pairs = []
+    for name in names:
+        source_nb = read_source(name)
+        release_nb = nbformat.read(root / "release" / name / f"{name}.ipynb", as_version=4)
+        submissions = {"solution": source_path(name), "untouched": release_nb}
+        for student, replacements in variant_students(name).items():
+            submissions[student] = build_submission(release_nb, source_nb, replacements)
+        for student, nb in submissions.items():
+            course.submit(root, name, student, {name: nb})
+            pairs.append((name, student))
+        result.students[name] = list(submissions)
+    t0 = time.perf_counter()
+    shards = max(1, min(4, os.cpu_count() or 1))
+    grades, log = _autograde_in_shards(root, pairs, shards)
+    result.seconds["autograde"] = time.perf_counter() - t0
+    for name in names:
+        result.grades[name] = grades.get(name, {})
+        result.autograde_log[name] = log
+    return result

@@ -1,0 +1,292 @@
+"""The notebook pipeline: solutions/ (nbgrader sources) -> notebooks/ (student versions) -> grades.
+
+What is guaranteed, for every ``solutions/<name>/<name>.ipynb``:
+
+* static checks on the source: no outputs or execution counts; every graded test cell has points, a unique
+  grade id, a docstring, and a message on every ``assert``; test cells depend on exactly one answer cell and
+  leave no public names behind; lecture text is read-only; exercise headings state the right points; one
+  setup cell imports the library;
+* the solution notebook executes top to bottom without an error within ``TIME_BUDGET_SECONDS`` of CPU time
+  (nbclient), and its test cells write nothing to stderr (nbgrader would score that as a failure);
+* ``notebooks/`` is byte for byte what ``python -m autograder.release`` generates; the release opens with the
+  "how to use this notebook" cell and hides solutions, hidden tests and mark schemes;
+* round trip through real ``nbgrader autograde``: the solution notebook as a student gets full marks on every
+  autograded cell (written answers are flagged for manual grading), the untouched student notebook gets zero
+  on every cell (its unanswered written answers are not flagged), and grading itself does not fail.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+import _notebooks as nbs
+from autograder import course, release
+
+LECTURES = nbs.lectures()
+EXERCISE_HEADING = re.compile(r"^## Exercise (\d+) \((\d+(?:\.\d+)?) points?\)", re.MULTILINE)
+
+
+def test_there_are_lectures():
+    assert LECTURES, "no solutions/<name>/<name>.ipynb found"
+    assert "01_foundations" in LECTURES, f"lecture 01_foundations is missing; found {LECTURES}"
+
+
+# --------------------------------------------------------------------------------------------------------
+# static checks on the sources
+# --------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_source_has_no_outputs(name):
+    nb = nbs.read_source(name)
+    dirty = [c.get("id", i) for i, c in enumerate(nb.cells)
+             if c.cell_type == "code" and (c.outputs or c.execution_count is not None)]
+    assert not dirty, (f"{name}: cells {dirty} carry outputs or execution counts; clear them before committing "
+                       "(Edit → Clear Outputs of All Cells, then save)")
+
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_nbgrader_metadata(name):
+    nb = nbs.read_source(name)
+    ids = [nbs.nbgrader_meta(c)["grade_id"] for c in nb.cells if nbs.nbgrader_meta(c)]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    assert not duplicates, f"{name}: grade ids used more than once: {duplicates}"
+    for gid, cell in {**nbs.test_cells(nb), **nbs.manual_cells(nb)}.items():
+        points = nbs.nbgrader_meta(cell).get("points")
+        assert isinstance(points, (int, float)) and points > 0, f"{name}: graded cell {gid} has points {points!r}"
+    assert nbs.test_cells(nb), f"{name}: no autograded test cells"
+
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_test_cells_have_docstring_and_assert_messages(name):
+    for gid, cell in nbs.test_cells(nbs.read_source(name)).items():
+        tree = ast.parse(nbs.python_source(cell.source))
+        assert ast.get_docstring(tree), f"{name}: test cell {gid} must open with a docstring saying what it checks"
+        bare = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Assert) and node.msg is None]
+        assert not bare, (f"{name}: test cell {gid} has asserts without a message (lines {bare}); each must tell "
+                          "the student what is wrong")
+
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_test_cells_leave_no_public_names(name):
+    """A test cell must not overwrite the student's variables: top-level names it binds start with '_'."""
+    for gid, cell in nbs.test_cells(nbs.read_source(name)).items():
+        tree = ast.parse(nbs.python_source(cell.source))
+        bound = nbs.defined_names(cell.source) - {
+            (a.asname or a.name).split(".")[0] for node in tree.body
+            if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names}
+        public = sorted(n for n in bound if not n.startswith("_"))
+        assert not public, f"{name}: test cell {gid} binds public names {public}; prefix them with '_'"
+
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_each_test_cell_checks_one_answer(name):
+    """Needed for fair grading and for tests/test_answer_variants.py: one wrong answer costs only its own
+    tests."""
+    nb = nbs.read_source(name)
+    for tid, deps in nbs.dependencies(nb).items():
+        assert len(deps) == 1, (f"{name}: test cell {tid} uses names from answer cells {deps}; each test cell "
+                                "must exercise exactly one answer cell")
+    untested = [aid for aid, tests in nbs.tests_of_answer(nb).items() if not tests]
+    assert not untested, f"{name}: answer cells without a test cell: {untested}"
+
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_answer_cells_have_solution_regions(name):
+    nb = nbs.read_source(name)
+    for gid, cell in {**nbs.answer_cells(nb), **nbs.manual_cells(nb)}.items():
+        lines = [line.strip() for line in cell.source.splitlines()]
+        assert "### BEGIN SOLUTION" in lines and "### END SOLUTION" in lines, (
+            f"{name}: answer cell {gid} needs a '### BEGIN SOLUTION' ... '### END SOLUTION' region")
+    for gid, cell in nbs.answer_cells(nb).items():
+        assert nbs.defined_names(cell.source), f"{name}: answer cell {gid} defines nothing for the tests to call"
+
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_lecture_text_is_read_only(name):
+    nb = nbs.read_source(name)
+    editable = [c.get("id") for c in nb.cells if c.cell_type == "markdown"
+                and not nbs.is_manual_cell(c) and not nbs.nbgrader_meta(c).get("locked")]
+    assert not editable, f"{name}: lecture text cells {editable} should be read-only nbgrader cells"
+
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_notebook_anatomy(name):
+    """Title, audience, prerequisites, objectives; one setup cell importing dp_course; exercise headings whose
+    points add up; a summary and a link onwards."""
+    nb = nbs.read_source(name)
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith("# "), f"{name}: must open with a # title"
+    for word in ("Who this is for", "Prerequisites", "Learning objectives"):
+        assert word in first.source, f"{name}: the opening cell must state '{word}'"
+
+    code_cells = [c for c in nb.cells if c.cell_type == "code"]
+    importing = [c.get("id") for c in code_cells if re.search(r"^\s*(from|import) dp_course", c.source, re.M)]
+    assert importing == [code_cells[0].get("id")], (
+        f"{name}: the library must be imported in one setup cell, the first code cell; found imports in {importing}")
+
+    # points announced in '## Exercise N (k points)' = points of the graded cells up to the next '## ' heading
+    announced, counted, current = {}, {}, None
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("## "):
+                    match = EXERCISE_HEADING.match(line)
+                    current = match.group(1) if match else None
+                    if match:
+                        announced[current] = float(match.group(2))
+        if current is not None and nbs.nbgrader_meta(cell).get("grade"):
+            counted[current] = counted.get(current, 0.0) + float(nbs.nbgrader_meta(cell)["points"])
+    assert announced, f"{name}: no '## Exercise N (k points)' headings"
+    assert announced == counted, f"{name}: points announced in the headings {announced} != graded cells {counted}"
+    assert [int(k) for k in announced] == list(range(1, len(announced) + 1)), f"{name}: exercises not numbered 1..N"
+
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "## Summary" in text, f"{name}: needs a '## Summary' section"
+    last = [c for c in nb.cells if c.cell_type == "markdown"][-1].source
+    assert re.search(r"\]\(\.\./\w+/\w+\.ipynb\)", last), f"{name}: the last cell should link to the next notebook"
+
+
+# --------------------------------------------------------------------------------------------------------
+# the committed release
+# --------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_release_opens_with_how_to_and_hides_answers(name):
+    path = nbs.NOTEBOOKS / name / f"{name}.ipynb"
+    assert path.is_file(), f"{path} is missing; run `python3 run.py course release`"
+    student = nbformat.read(path, as_version=4)
+    head = student.cells[0]
+    assert head.get("id") == course.HEADER_CELL_ID and head.cell_type == "markdown", (
+        f"{name}: the student notebook must start with the 'how to use this notebook' cell")
+    for phrase in ("How to use this notebook", "Run", "Exercise", "hidden"):
+        assert phrase in head.source, f"{name}: the how-to cell should mention {phrase!r}"
+    whole = "\n".join(c.source for c in student.cells)
+    for secret in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "Mark scheme"):
+        assert secret not in whole, f"{name}: the student version still contains {secret!r}"
+    source = nbs.read_source(name)
+    stubs = nbs.answer_cells(student)
+    for gid, cell in nbs.answer_cells(source).items():
+        assert gid in stubs, f"{name}: answer cell {gid} is missing from the student version"
+        assert "raise NotImplementedError()" in stubs[gid].source, f"{name}: answer cell {gid} is not a stub"
+        assert nbs.defined_names(stubs[gid].source) == nbs.defined_names(cell.source), (
+            f"{name}: the stub of {gid} must keep the signature (put '### BEGIN SOLUTION' after the def line "
+            "and docstring)")
+    for gid, cell in nbs.manual_cells(student).items():
+        assert cell.source.strip() in ("YOUR ANSWER HERE", "# YOUR CODE HERE\nraise NotImplementedError()"), (
+            f"{name}: written answer {gid} should be an empty stub in the student version")
+
+
+# --------------------------------------------------------------------------------------------------------
+# execution of the solutions
+# --------------------------------------------------------------------------------------------------------
+
+_PROBE_START = "import time as _probe_time\n_probe_t0 = (_probe_time.process_time(), _probe_time.perf_counter())"
+_PROBE_END = ("import json as _probe_json\n"
+              "print(_probe_json.dumps({'cpu': _probe_time.process_time() - _probe_t0[0], "
+              "'wall': _probe_time.perf_counter() - _probe_t0[1]}))")
+
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_solution_executes_within_budget(name):
+    """The solution runs top to bottom without an error, its test cells are silent on stderr, and it needs
+    less than TIME_BUDGET_SECONDS.
+
+    The budget is checked on the kernel's CPU time from the first cell to the last (what the notebook costs,
+    independent of other load on a shared machine; on an idle machine the wall time is the same plus the
+    kernel start).  The wall time is only checked against three times the budget, to catch a hang.
+    """
+    nb = nbs.read_source(name)
+    nb.cells = [nbformat.v4.new_code_cell(_PROBE_START), *nb.cells, nbformat.v4.new_code_cell(_PROBE_END)]
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(nbs.source_path(name).parent)}})
+    client.execute()
+    errors = [(c.get("id"), o.get("ename"), o.get("evalue")) for c in nb.cells if c.cell_type == "code"
+              for o in c.outputs if o.output_type == "error"]
+    assert not errors, f"{name}: cells raised: {errors}"
+    # nbgrader gives zero points to a test cell that writes to stderr (e.g. a warning)
+    noisy = [c.get("id") for c in nb.cells if nbs.is_test_cell(c)
+             and any(o.output_type == "stream" and o.name == "stderr" for o in c.outputs)]
+    assert not noisy, f"{name}: test cells write to stderr, which nbgrader scores as a failure: {noisy}"
+    timing = json.loads(next(o.text for o in nb.cells[-1].outputs if o.output_type == "stream"))
+    assert timing["cpu"] < nbs.TIME_BUDGET_SECONDS, (
+        f"{name}: executing the solution took {timing['cpu']:.1f} s of CPU time, over the budget of "
+        f"{nbs.TIME_BUDGET_SECONDS:.0f} s")
+    assert timing["wall"] < 3 * nbs.TIME_BUDGET_SECONDS, (
+        f"{name}: executing the solution took {timing['wall']:.1f} s (wall clock), more than three times the "
+        f"budget of {nbs.TIME_BUDGET_SECONDS:.0f} s")
+
+
+# --------------------------------------------------------------------------------------------------------
+# release reproducibility and the nbgrader round trip (one shared course, built once per test session)
+# --------------------------------------------------------------------------------------------------------
+
+@pytest.mark.xdist_group("nbgrader")
+def test_notebooks_dir_is_a_fresh_release(tmp_path_factory):
+    generated = nbs.round_trip(tmp_path_factory).release_files
+    report = release.diff(generated, nbs.NOTEBOOKS)
+    assert not any(report.values()), (
+        f"notebooks/ differs from what solutions/ generates {report}; run `python3 run.py course release`")
+
+
+@pytest.mark.xdist_group("nbgrader")
+def test_release_writer_is_idempotent(tmp_path, tmp_path_factory):
+    files = nbs.round_trip(tmp_path_factory).release_files
+    (tmp_path / "old_lecture").mkdir()
+    (tmp_path / "old_lecture" / "old_lecture.ipynb").write_text("{}")
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    (tmp_path / ".ipynb_checkpoints" / "keep.ipynb").write_text("{}")
+    first = release.write(files, tmp_path)
+    assert first["stale"] == ["old_lecture/old_lecture.ipynb"] and not (tmp_path / "old_lecture").exists()
+    assert (tmp_path / ".ipynb_checkpoints" / "keep.ipynb").exists(), "Jupyter checkpoints must be left alone"
+    stamps = {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}
+    second = release.write(files, tmp_path)
+    assert not any(second.values()), f"a second release changed files: {second}"
+    assert stamps == {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*") if p.is_file()}, "files were rewritten"
+    assert {k: (tmp_path / k).read_bytes() for k in files} == files
+
+
+def _graded_cells(name: str) -> tuple[dict, dict]:
+    nb = nbs.read_source(name)
+    return nbs.test_cells(nb), nbs.manual_cells(nb)
+
+
+@pytest.mark.xdist_group("nbgrader")
+@pytest.mark.parametrize("name", LECTURES)
+def test_round_trip_solution_gets_full_marks(name, tmp_path_factory):
+    grades = nbs.round_trip(tmp_path_factory).grades[name]["solution"]
+    tests, manual = _graded_cells(name)
+    assert set(grades) == set(tests) | set(manual), f"{name}: graded cells and gradebook entries differ"
+    lost = {gid: f"{g.score:g}/{g.max_score:g}" for gid, g in grades.items() if gid in tests and g.score != g.max_score}
+    assert not lost, f"{name}: the instructor's solution lost points in {lost}"
+    for gid in manual:
+        g = grades[gid]
+        assert g.needs_manual_grade and g.auto_score is None, (
+            f"{name}: written answer {gid} must be left for manual grading, got auto score {g.auto_score}")
+
+
+@pytest.mark.xdist_group("nbgrader")
+@pytest.mark.parametrize("name", LECTURES)
+def test_round_trip_untouched_notebook_gets_zero(name, tmp_path_factory):
+    grades = nbs.round_trip(tmp_path_factory).grades[name]["untouched"]
+    tests, manual = _graded_cells(name)
+    assert set(grades) == set(tests) | set(manual), f"{name}: graded cells and gradebook entries differ"
+    scored = {gid: g.score for gid, g in grades.items() if g.score != 0}
+    assert not scored, f"{name}: an untouched notebook scored points in {scored}"
+    flagged = [gid for gid, g in grades.items() if g.needs_manual_grade]
+    assert not flagged, f"{name}: unanswered cells should not need manual grading: {flagged}"
+
+
+@pytest.mark.xdist_group("nbgrader")
+def test_round_trip_grading_is_clean(tmp_path_factory):
+    result = nbs.round_trip(tmp_path_factory)
+    for name in LECTURES:
+        expected = set(result.students[name])
+        assert set(result.grades[name]) == expected, f"{name}: not every submission was graded"
+        log = result.autograde_log[name]
+        assert "| ERROR]" not in log and "Traceback" not in log, f"{name}: nbgrader autograde reported errors:\n{log}"
