@@ -123,7 +123,17 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_course)
     p = sub.add_parser("setup", help="create or refresh .venv only")
     p.set_defaults(func=cmd_setup)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # options meant for pytest / the course CLI / JupyterLab (e.g. `run.py test -x -k pld`) pass through
+    if extra:
+        if args.command == "test":
+            args.pytest_args = [*extra, *args.pytest_args]
+        elif args.command == "course":
+            args.course_args = [*extra, *args.course_args]
+        elif args.command == "lab":
+            args.jupyter_args = [*extra, *args.jupyter_args]
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return args.func(args)
 
 
