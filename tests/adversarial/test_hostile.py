@@ -1,0 +1,208 @@
+"""Adversarial suite: one grading run with two honest students and every hostile submission of ``hostile.py``.
+
+Each hostile submission must end with a grade -- zero for what it breaks, exactly (``hostile.Hostile.scores``)
+-- and a reason in the report; the batch goes on; the honest students get the same grades as in a run
+without the hostile ones; the gradebook stays intact; nothing escapes the sandbox (files, network,
+processes).  All hostile notebooks go through one grading run with short limits, so the suite takes about a
+minute or two on two cores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+import sqlite3
+import threading
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import hostile
+from autograder import course, demo, report, sandbox
+from autograder.grading import EVENT_KINDS, Limits, grade
+
+pytestmark = pytest.mark.xdist_group("adversarial")  # shares module fixtures: one xdist worker
+NAME = demo.SYNTHETIC_NAME
+LIMITS = Limits(cell_timeout=4, notebook_timeout=40, memory_mb=1400, max_notebook_mb=20)
+HONEST = {"alice": "full", "bob": "release"}
+
+
+class _Listener:
+    """A TCP server on the host's loopback that records every connection (the sandbox must make none)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.connections: list = []
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        while True:
+            try:
+                conn, addr = self.sock.accept()
+            except OSError:
+                return
+            self.connections.append(addr)
+            conn.close()
+
+
+@pytest.fixture(scope="module")
+def attack(tmp_path_factory):
+    base = tmp_path_factory.mktemp("attack")
+    sols, crs, full, release = hostile.toy(base)
+    out = base / "out"
+    subs = base / "subs"
+    subs.mkdir()
+    for student, kind in HONEST.items():
+        (subs / f"{student}_{NAME}.ipynb").write_text(nbformat.writes(full if kind == "full" else release))
+    paths = {
+        "read_gradebook": str(out / "course" / "gradebook.db"),
+        "read_source": str(out / "course" / "source" / NAME / f"{NAME}.ipynb"),
+        "read_solutions": str(sols / NAME / f"{NAME}.ipynb"),
+        "read_repo_solutions": str(course.SOLUTIONS_DIR),
+        "read_repo": str(course.REPO_ROOT / "run.py"),
+        "read_other_submission": str(subs / f"alice_{NAME}.ipynb"),
+        "read_other_autograded": str(out / "course" / "autograded" / "alice" / NAME / f"{NAME}.ipynb"),
+        "read_workers": str(out / "work"),
+        "write_course": str(out / "course" / "pwned.txt"),
+        "write_source": str(out / "course" / "source" / NAME / f"{NAME}.ipynb"),
+        "write_repo": str(course.REPO_ROOT / "dpc-pwned.txt"),
+        "write_host_tmp": "/tmp/dpc-pwned.txt",
+        "write_submissions": str(subs / "pwned.txt"),
+    }
+    listener = _Listener()
+    cases = hostile.build(subs, full, release, paths, listener.port)
+    source_hash = hashlib.sha256((sols / NAME / f"{NAME}.ipynb").read_bytes()).hexdigest()
+    run = grade(subs, out, solutions_dir=sols, workers=2, limits=LIMITS, progress=False)
+    # the honest students alone, for comparison
+    clean = base / "clean"
+    clean.mkdir()
+    for student in HONEST:
+        (clean / f"{student}_{NAME}.ipynb").write_bytes((subs / f"{student}_{NAME}.ipynb").read_bytes())
+    reference = grade(clean, base / "clean-out", solutions_dir=sols, workers=2, limits=LIMITS, progress=False)
+    yield {"run": run, "cases": {c.student: c for c in cases}, "paths": paths, "listener": listener,
+           "reference": reference, "out": out, "sols": sols, "source_hash": source_hash, "fresh": crs}
+    listener.sock.close()
+    for p in paths.values():
+        if p.endswith("pwned.txt"):
+            Path(p).unlink(missing_ok=True)
+
+
+CASES = ["loop", "loopx", "sleeper", "forker", "hog", "flood", "quitter", "exiter", "killer", "grpkiller",
+         "garbled", "jsonish", "whale", "deleter", "duplicator", "editor", "snoop", "vandal", "caller",
+         "patcher", "sneaky", "trojan", "rewriter"]
+
+
+def test_every_hostile_case_is_in_the_suite(attack):
+    assert sorted(attack["cases"]) == sorted(CASES)
+
+
+@pytest.mark.parametrize("student", CASES)
+def test_hostile_submission_gets_a_grade_and_a_reason(attack, student):
+    case = attack["cases"][student]
+    run = attack["run"]
+    (r,) = [r for r in run.results if r.student == student]
+    got = {k: v[0] for k, v in r.exercises.items() if k != "q4_answer"}
+    assert got == case.scores or got in case.alt_scores, (case.what, got, r.events)
+    kinds = {e["kind"] for e in r.events}
+    assert case.events <= kinds, (case.what, kinds)
+    # the reason is in the report, under the submission's heading
+    md = run.report_md.read_text()
+    for kind in case.events:
+        section = md.split(f"### {student} / {NAME}:", 1)
+        assert len(section) == 2 and EVENT_KINDS[kind][1] in section[1].split("### ", 1)[0], (student, kind)
+    # its feedback exists and shows no hidden test code
+    hidden = report.hidden_test_lines(run.output_dir / "course")[NAME][NAME]
+    html = (run.output_dir / r.feedback[0]).read_text()
+    assert report.leaked_hidden_lines(html, hidden) == []
+
+
+def test_honest_students_unaffected(attack):
+    run, ref = attack["run"], attack["reference"]
+    got = {r.student: r.exercises for r in run.results if r.student in HONEST}
+    assert got == {r.student: r.exercises for r in ref.results}
+    for r in run.results:
+        if r.student in HONEST:
+            assert not [e for e in r.events if EVENT_KINDS[e["kind"]][0] == "error"], r.events
+
+
+def test_gradebook_intact(attack):
+    crs = attack["out"] / "course"
+    con = sqlite3.connect(crs / "gradebook.db")
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        students = {x for (x,) in con.execute("SELECT id FROM student")}
+        assert students == set(HONEST) | set(CASES)
+        n_sub = con.execute("SELECT count(*) FROM submitted_assignment").fetchone()[0]
+        assert n_sub == len(students)
+        # the instructor's cells (test code, checksums, points) are exactly those of a freshly built course
+        query = ("SELECT s.name, s.source, s.checksum, g.max_score FROM source_cell s "
+                 "LEFT JOIN grade_cells g ON g.id = s.id ORDER BY s.name")
+        fresh = sqlite3.connect(attack["fresh"] / "gradebook.db")
+        try:
+            assert con.execute(query).fetchall() == fresh.execute(query).fetchall()
+        finally:
+            fresh.close()
+        src = nbformat.read(attack["sols"] / NAME / f"{NAME}.ipynb", as_version=4)
+        tests = {c.metadata["nbgrader"]["grade_id"]: c.source for c in src.cells
+                 if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")
+                 and c.cell_type == "code"}
+        stored = dict(con.execute("SELECT name, source FROM source_cell").fetchall())
+        assert {k: stored[k] for k in tests} == tests
+    finally:
+        con.close()
+    assert hashlib.sha256((attack["sols"] / NAME / f"{NAME}.ipynb").read_bytes()).hexdigest() == attack["source_hash"]
+
+
+def _isolated() -> bool:
+    return sandbox.probe("auto").isolated
+
+
+def _probe(attack, student: str, marker: str) -> list | None:
+    """What a probing submission printed, or None when isolation is off and the report says so loudly."""
+    found = hostile.probe_output(attack["out"] / "course" / "autograded" / student / NAME / f"{NAME}.ipynb", marker)
+    assert found is not None, f"the probing cell of {student} did not run"
+    if _isolated():
+        return found
+    assert "student code was not sandboxed" in attack["run"].report_md.read_text()
+    return None
+
+
+def test_no_secret_was_readable(attack):
+    found = _probe(attack, "snoop", "SNOOP:")
+    assert found in ([], None), found
+
+
+def test_no_file_was_written_outside(attack):
+    found = _probe(attack, "vandal", "VANDAL:")
+    if found is not None:
+        # only its private /tmp accepted the write; the host's files were not touched
+        assert found == ["/tmp/dpc-pwned.txt"], found
+        for key, p in attack["paths"].items():
+            if key.startswith("write_"):
+                assert not Path(p).exists() or "pwned" not in Path(p).read_text(errors="replace"), p
+
+
+def test_no_network_connection(attack):
+    found = _probe(attack, "caller", "NET:")
+    assert found in ([], None), found
+    if found is not None:
+        assert attack["listener"].connections == []
+
+
+def test_no_process_survives(attack):
+    uids = hostile.kernel_uids(attack["out"])
+    if sandbox.probe("auto").drops_uid:  # as root: every kernel had a uid of its own, none may live on
+        assert len(uids) >= len(CASES) - 3, uids  # all but the three unreadable notebooks ran a kernel
+    assert hostile.kernel_uid_processes(uids) == []
+
+
+def test_report_lists_every_broken_submission(attack):
+    md = attack["run"].report_md.read_text()
+    flagged = md.split("## Submissions that failed or were flagged", 1)[1]
+    for student, case in attack["cases"].items():
+        if case.events:
+            assert f"### {student} / {NAME}:" in flagged, student

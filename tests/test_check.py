@@ -1,0 +1,135 @@
+"""Student self-check (autograder.checking): the grader's execution and visible tests, never the hidden ones.
+
+The check course is built from the *released* notebooks only; a notebook that games the visible tests passes
+the check although it would fail the hidden tests when graded -- which is how we know the hidden tests are not
+there.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from adversarial import hostile
+from autograder import checking, demo
+from autograder.checking import check_notebook, find_assignment
+from autograder.sandbox import Limits
+
+pytestmark = pytest.mark.xdist_group("check")  # shares module fixtures: one xdist worker
+NAME = demo.SYNTHETIC_NAME
+LIMITS = Limits(cell_timeout=10, notebook_timeout=60)
+# Right on the visible inputs only: passes the visible tests of exercise 1, fails its hidden one.
+GAMED_EX1 = ("def laplace_scale(sensitivity, epsilon):\n"
+             "    return {(1.0, 1.0): 1.0, (2.0, 0.5): 4.0}.get((sensitivity, epsilon), 0.0)")
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    base = tmp_path_factory.mktemp("check")
+    sols, crs, full, release = hostile.toy(base)
+    notebooks = base / "notebooks"
+    shutil.copytree(crs / "release" / NAME, notebooks / NAME)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XDG_CACHE_HOME", str(base / "cache"))
+    yield base, notebooks, full, release
+    mp.undo()
+
+
+def _save(base: Path, name: str, nb) -> Path:
+    path = base / name
+    path.write_text(nbformat.writes(nb))
+    return path
+
+
+def test_full_solution_passes_every_visible_test(setup):
+    base, notebooks, full, release = setup
+    res = check_notebook(_save(base, "mine.ipynb", full), notebooks_dir=notebooks, limits=LIMITS)
+    assert (res.assignment, res.notebook) == (NAME, NAME)
+    assert [(t.grade_id, t.points, t.passed) for t in res.tests] == [
+        ("ex1_unit", 1.0, True), ("ex1_scaling", 1.0, True), ("ex2_tests", 2.0, True), ("ex3_tests", 1.0, True),
+        ("q4_answer", 2.0, None)]
+    assert res.all_passed and res.passed_points == 5.0 and res.auto_points == 5.0
+    text = res.render()
+    assert "Exercise 1 (2 points)" in text and "[PASS] ex2_tests (2 points)" in text
+    assert "[hand-graded] q4_answer (2 points)" in text and "Visible tests passed: 5 of 5" in text
+
+
+def test_untouched_notebook_fails_with_a_helpful_message(setup):
+    base, notebooks, full, release = setup
+    res = check_notebook(_save(base, "untouched.ipynb", release), notebooks_dir=notebooks, limits=LIMITS)
+    assert not res.all_passed and res.passed_points == 0.0
+    assert {t.message for t in res.tests if t.passed is False} == {
+        "not answered yet (the answer cell still raises NotImplementedError)"}
+
+
+def test_hidden_tests_are_not_run_and_not_present(setup):
+    base, notebooks, full, release = setup
+    gamed = demo.set_answer(full, "ex1_answer", GAMED_EX1)
+    res = check_notebook(_save(base, "gamed.ipynb", gamed), notebooks_dir=notebooks, limits=LIMITS)
+    # the hidden check laplace_scale(3.0, 0.25) == 12 would fail; the check only runs the visible ones
+    assert res.all_passed
+    cache = base / "cache" / "dp-course" / "check"
+    texts = [p.read_bytes() for p in cache.rglob("*") if p.is_file()]
+    assert texts and not any(b"HIDDEN-TOKEN" in t or b"laplace_scale(3.0, 0.25)" in t for t in texts)
+
+
+def test_wrong_answer_shows_the_assertion_message(setup):
+    base, notebooks, full, release = setup
+    wrong = demo.set_answer(full, "ex3_answer", "def count_above(values, threshold):\n    return 0")
+    res = check_notebook(_save(base, "wrong.ipynb", wrong), notebooks_dir=notebooks, limits=LIMITS)
+    failed = [(t.grade_id, t.message) for t in res.tests if t.passed is False]
+    assert failed == [("ex3_tests", "AssertionError: count_above([1, 2, 3], 1.5) should be 2")]
+    assert "[FAIL] ex3_tests (1 point): AssertionError" in res.render()
+
+
+def test_monkeypatching_is_undone_in_the_check_too(setup):
+    base, notebooks, full, release = setup
+    nb = demo.set_answer(full, "ex2_answer", "def rr_keep_probability(epsilon):\n    return 0.3\n"
+                         "import math\nvars(math)['isclose'] = lambda *a, **k: True")
+    res = check_notebook(_save(base, "patch.ipynb", nb), notebooks_dir=notebooks, limits=LIMITS)
+    assert [t.grade_id for t in res.tests if t.passed is False] == ["ex2_tests"]
+    assert "monkeypatching undone before tests" in res.render()
+
+
+def test_find_assignment_by_cells_or_name(setup):
+    base, notebooks, full, release = setup
+    assert find_assignment(full, "renamed copy.ipynb", notebooks) == (NAME, NAME)
+    bare = nbformat.v4.new_notebook()
+    assert find_assignment(bare, f"alice_{NAME}-Copy1.ipynb", notebooks) == (NAME, NAME)
+    with pytest.raises(ValueError, match="notebook must be one of the course's notebooks"):
+        find_assignment(bare, "homework.ipynb", notebooks)
+
+
+@pytest.mark.parametrize("content,match", [
+    (None, "notebook must be an existing .ipynb file"),
+    ("{ not json", "notebook must be a valid Jupyter notebook: not valid JSON"),
+    ('{"cells": 1}', "notebook must be a valid Jupyter notebook: valid JSON but not a Jupyter notebook"),
+    ("x" * 30_000, "notebook must be at most 0.02 MB"),
+])
+def test_check_rejects_bad_files(setup, content, match):
+    base, notebooks, full, release = setup
+    path = base / "bad.ipynb"
+    path.unlink(missing_ok=True)
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ValueError, match=match):
+        check_notebook(path, notebooks_dir=notebooks, limits=Limits(max_notebook_mb=0.02))
+
+
+def test_check_rejects_unknown_assignment(setup):
+    base, notebooks, full, release = setup
+    with pytest.raises(ValueError, match="assignment must be one of"):
+        check_notebook(_save(base, "x.ipynb", full), assignment="99_nope", notebooks_dir=notebooks)
+
+
+def test_check_course_is_built_from_the_release(setup):
+    base, notebooks, full, release = setup
+    crs = checking._check_course(NAME, notebooks)
+    src = nbformat.read(crs / "source" / NAME / f"{NAME}.ipynb", as_version=4)
+    rel = nbformat.read(notebooks / NAME / f"{NAME}.ipynb", as_version=4)
+    # every cell of the check course's source is a cell of the release (make_course only drops the header)
+    assert {c.source for c in src.cells} <= {c.source for c in rel.cells}
+    assert len(src.cells) >= len(rel.cells) - 1
