@@ -52,7 +52,7 @@ from nbgrader import utils as nbutils
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Dict, Float, Integer, List, Unicode
 
-from . import sandbox
+from . import headless, sandbox
 from .course import SOLUTIONS_DIR, assignments as list_assignments, make_course, subprocess_env
 from .sandbox import Limits
 
@@ -366,7 +366,7 @@ def _output_size(msg: dict[str, Any]) -> int:
     return size
 
 
-class SafeExecute(Execute):
+class SafeExecute(headless.NoOutputWidget, Execute):
     """nbgrader's ``Execute`` preprocessor, run in a sandboxed kernel with time, output and tamper guards.
 
     Differences from ``nbgrader.preprocessors.Execute`` (configure as ``c.SafeExecute.<name>``):
@@ -381,7 +381,8 @@ class SafeExecute(Execute):
       IPython/kernel machinery and the import system before the first cell, makes the attributes of
       ``math``/``numpy`` read-only, restores everything before each instructor cell, and checks again after
       each test cell: a test cell during which something was replaced scores zero;
-    * events (timeouts, deaths, truncation, tampering) are written as JSON to ``events_dir``.
+    * events (timeouts, deaths, truncation, tampering) are written as JSON to ``events_dir``;
+    * widgets' output goes into the cell (see :mod:`autograder.headless`: no 60 s stalls).
     """
 
     notebook_timeout = Float(600.0, help="Seconds the whole notebook may run.").tag(config=True)

@@ -33,6 +33,17 @@ c.GenerateAssignment.preprocessors = [
 # (it is not a configurable option in nbgrader 0.9), so later test cells are still graded.
 c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
+# nbgrader's default autograde steps, with its Execute replaced by one that does not emulate the Output
+# widget: that emulation stalls widget cells for a whole cell timeout now and then (autograder/headless.py).
+c.Autograde.autograde_preprocessors = [
+    "autograder.headless.Execute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 
 # Every student notebook opens with the "how to use this notebook" cell (autograder/templates/how_to_use.md);
 # make_course writes it to this path inside the course directory, and nbgrader runs with the course

@@ -233,7 +233,9 @@ def render(r: dict) -> str:
         f"{r['load_average_after'][0]} after (the machine is shared; both sides ran under the same load).",
         "",
         "Plain nbgrader runs `nbgrader autograde <lecture>` per lecture, sequentially, unsandboxed, without "
-        "feedback.  `dp-course grade --force` is timed end to end except the course set-up (built beforehand "
+        "feedback, with the course's `nbgrader_config.py` (nbgrader's own steps; its Execute only skips "
+        "nbclient's Output-widget emulation, which stalls widget cells for a full cell timeout now and then "
+        "on busy cores: `autograder/headless.py`, jupyter/nbclient#312).  `dp-course grade --force` is timed end to end except the course set-up (built beforehand "
         "for both): intake, sandboxed execution with the monkeypatch guard, merge into one gradebook, feedback "
         "(HTML, hidden tests stripped), grades.csv and the report.",
         "",

@@ -62,6 +62,19 @@ def test_issue_reference_table():
     assert basic_composition([0.01] * 100)[0] == pytest.approx(1.0, rel=1e-12)
 
 
+@pytest.mark.parametrize("eps,k,delta_prime", [(0.1, 50, 1e-5), (0.5, 20, 1e-3), (0.2, 100, 1e-4), (0.05, 400, 1e-5)])
+def test_errata1_theorem_1_1_has_e_to_the_epsilon(eps, k, delta_prime):
+    """ERRATA 1: one version of the lecture prints eps^eps where e^eps is meant.  The corrected bound is
+    above the exact optimal composition (it is an upper bound); the printed one, whose second term
+    k eps (eps^eps - 1)/(eps^eps + 1) is < 0 for eps < 1, drops below it here -- so it is not a valid bound.
+    (At the issue's eps = 0.01, k = 100 it gives 0.5026 instead of the reference 0.530652135309443.)"""
+    adv_eps, _ = advanced_composition(eps, 0.0, k, delta_prime)
+    opt = optimal_composition_epsilon(eps, 0.0, k, delta_prime)
+    printed = eps * math.sqrt(2 * k * math.log(1 / delta_prime)) + k * eps * (eps ** eps - 1) / (eps ** eps + 1)
+    assert adv_eps >= opt
+    assert printed < opt
+
+
 @pytest.mark.parametrize("eps,delta,k,eps_total", [(0.1, 0.0, 50, 0.7), (0.5, 1e-4, 30, 3.1), (1.0, 1e-6, 12, 0.0),
                                                    (0.05, 1e-3, 200, 1.234), (2.0, 0.0, 9, 5.5)])
 def test_optimal_delta_against_mpmath(eps, delta, k, eps_total):

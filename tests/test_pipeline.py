@@ -23,7 +23,7 @@ import re
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from autograder.headless import NotebookClient
 
 import _notebooks as nbs
 from autograder import course, release
