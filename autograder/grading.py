@@ -1017,15 +1017,9 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
 _WORKER_CONFIG = """
 
 # ---- added by autograder.grading for grading runs (not part of the shared configuration) ----
-c.Autograde.autograde_preprocessors = [
-    "autograder.grading.SafeExecute",
-    "nbgrader.preprocessors.IgnorePattern",
-    "nbconvert.preprocessors.ClearMetadataPreprocessor",
-    "nbgrader.preprocessors.LimitOutput",
-    "nbgrader.preprocessors.SaveAutoGrades",
-    "nbgrader.preprocessors.AssignLatePenalties",
-    "nbgrader.preprocessors.CheckCellMetadata",
-]
+# the shared configuration (above) lists nbgrader's autograde steps with its Execute first: swap in ours
+assert c.Autograde.autograde_preprocessors[0] == "autograder.headless.Execute"
+c.Autograde.autograde_preprocessors = ["autograder.grading.SafeExecute", *c.Autograde.autograde_preprocessors[1:]]
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
