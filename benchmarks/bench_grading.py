@@ -148,9 +148,14 @@ def main() -> int:
     ap.add_argument("--workers", default="1,2", help="comma-separated worker counts to time (default 1,2)")
     ap.add_argument("--no-feedback-workers", default="2",
                     help="worker counts to time again without the HTML feedback (default 2; '' for none)")
+    ap.add_argument("--render", action="store_true",
+                    help="only rewrite grading.md from benchmarks/results/grading.json")
     ap.add_argument("--repeats", type=int, default=2,
                     help="rounds of (plain, each variant), interleaved; the best of each is reported")
     args = ap.parse_args()
+    if args.render:
+        (RESULTS / "grading.md").write_text(render(json.loads((RESULTS / "grading.json").read_text())))
+        return 0
     lectures = course.assignments()
     if not lectures:
         print("no lectures in solutions/", file=sys.stderr)
@@ -239,10 +244,17 @@ def render(r: dict) -> str:
         "for both): intake, sandboxed execution with the monkeypatch guard, merge into one gradebook, feedback "
         "(HTML, hidden tests stripped), grades.csv and the report.",
         "",
-        f"Each configuration ran in {r['repeats']} interleaved rounds (plain, then each variant; one worker "
-        "only in the first round) and the best wall time is reported; every round is listed in the last "
-        "column.  *busy core-s / notebook* is the machine-wide CPU time used during the run divided by the "
-        "number of notebooks (it includes other jobs on the machine).",
+        f"Each configuration ran in {r['repeats']} interleaved round(s) (plain, then each variant"
+        + ("; one worker only in the first round" if any(x["workers"] == 1 for x in r["dp_course_grade"]) else "")
+        + ") and the best wall time is reported; every round is listed in the last column with its own "
+        "speed-up against the plain run of the same round.  *busy core-s / notebook* is the machine-wide CPU "
+        "time used during the run divided by the number of notebooks (it includes other jobs on the machine).  "
+        "Command: `PATH=.venv/bin:$PATH python benchmarks/bench_grading.py --students "
+        f"{r['students']} --workers "
+        f"{','.join(str(x['workers']) for x in r['dp_course_grade'] if x.get('feedback', True))} "
+        f"--no-feedback-workers "
+        f"'{','.join(str(x['workers']) for x in r['dp_course_grade'] if not x.get('feedback', True))}' "
+        f"--repeats {r['repeats']}`.",
         "",
         "| run | best wall time (s) | s / notebook | speed-up vs plain | busy core-s / notebook | identical "
         "scores | all rounds (s) |",
@@ -257,7 +269,8 @@ def render(r: dict) -> str:
         lines.append(f"| `dp-course grade --workers {run['workers']}{flag}` | {run['seconds']:.1f} | "
                      f"{run['per_notebook']:.2f} | {run['speedup_vs_plain']:.2f} | {busy:.2f} | "
                      f"{'yes' if run['identical_scores'] else 'NO'} ({r['scored_cells']} cells) | "
-                     f"{', '.join(str(x['seconds']) for x in run['rounds'])} |")
+                     + ", ".join(f"{x['seconds']} ({p['seconds'] / x['seconds']:.2f}x)"
+                                 for x, p in zip(run["rounds"], plain["rounds"])) + " |")
     lines += [
         "",
         "## How throughput scales with cores",
