@@ -68,8 +68,16 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _exec(argv: list[str]) -> int:
-    return subprocess.call(argv, cwd=ROOT, env=_env())
+def _exec(argv: list[str], env: dict[str, str] | None = None) -> int:
+    """Run ``argv`` in the repository with the environment's PATH: on POSIX by replacing this process (so
+    signals such as Ctrl-C or a supervisor's SIGTERM reach JupyterLab / pytest directly), else as a child."""
+    env = _env() if env is None else env
+    if os.name == "posix":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.chdir(ROOT)
+        os.execve(argv[0], argv, env)
+    return subprocess.call(argv, cwd=ROOT, env=env)
 
 
 def cmd_lab(args: argparse.Namespace) -> int:
@@ -83,7 +91,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
     argv += [a for a in args.jupyter_args if a != "--"]
     env = _env()
     env.pop("MPLBACKEND", None)  # inline plots in the notebooks
-    return subprocess.call(argv, cwd=ROOT, env=env)
+    return _exec(argv, env)
 
 
 def cmd_test(args: argparse.Namespace) -> int:

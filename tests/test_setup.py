@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -43,7 +44,8 @@ def test_headless_lab_serves_the_course():
     env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(ROOT / ".venv" / "test-runtime"))
     proc = subprocess.Popen([sys.executable, str(ROOT / "run.py"), "lab", "--headless", "--port", str(port),
                              "--", f"--ServerApp.token={token}", "--ServerApp.port_retries=0"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     try:
         deadline = time.monotonic() + 90
         listing = None
@@ -60,12 +62,27 @@ def test_headless_lab_serves_the_course():
         assert "README.md" in names and any(re.match(r"\d\d_", n) for n in names)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token={token}", timeout=10) as r:
             assert r.status == 200 and b"JupyterLab" in r.read()
-    finally:
+        # run.py replaced itself with JupyterLab: stopping the process we started stops the server
         proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:  # pragma: no cover
-            proc.kill()
+        assert proc.wait(timeout=30) is not None
+        assert not _session_alive(proc.pid), "JupyterLab outlived `run.py lab` being stopped"
+    finally:
+        if proc.poll() is None or _session_alive(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _session_alive(sid: int) -> bool:
+    """Is any process left in session ``sid`` (the test started run.py as a session leader)?"""
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                fields = (p / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == sid and fields[0] != "Z":
+                return True
+    return False
 
 
 def _env_pins() -> dict[str, str]:
