@@ -24,7 +24,6 @@ import ast
 import importlib.util
 import os
 import pickle
-import re
 import shutil
 import subprocess
 import sys
@@ -42,6 +41,7 @@ except ImportError:  # pragma: no cover
     fcntl = None
 
 from autograder import course, release
+from autograder.demo import strip_solution_markers
 
 SOLUTIONS = course.SOLUTIONS_DIR
 NOTEBOOKS = course.NOTEBOOKS_DIR
@@ -50,7 +50,6 @@ VARIANTS_DIR = Path(__file__).resolve().parent / "answer_variants"
 TIME_BUDGET_SECONDS = 20.0
 """Each solution notebook must execute top to bottom within this many seconds (kernel CPU time)."""
 
-SOLUTION_MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -90,12 +89,6 @@ def is_manual_cell(cell) -> bool:
     """A manually graded answer (written answer, or code graded by hand): solution and points together."""
     m = nbgrader_meta(cell)
     return bool(m.get("grade")) and bool(m.get("solution"))
-
-
-def strip_solution_markers(source: str) -> str:
-    """The instructor's answer as a student would type it: the cell without the ``### BEGIN/END SOLUTION``
-    lines."""
-    return "\n".join(line for line in source.splitlines() if not SOLUTION_MARKER.match(line))
 
 
 def python_source(source: str) -> str:
