@@ -36,6 +36,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -453,8 +454,8 @@ def cleanup(base: Path) -> None:
 _PROBE_CODE = r"""
 import json, os, socket, sys
 out = {"uid": os.getuid(), "pid": os.getpid()}
-try:
-    s = socket.create_connection(("1.1.1.1", 53), timeout=2); s.close(); out["net"] = True
+try:  # a listener on the host's loopback: reachable only from the host's network namespace
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=2); s.close(); out["net"] = True
 except OSError:
     out["net"] = False
 out["sees_secret"] = os.path.exists(sys.argv[1])
@@ -470,7 +471,10 @@ def _run_probe(mode: str, bwrap: str | None, as_root: bool) -> tuple[dict | None
         conn.mkdir()
         secret = tmp_path / "secret.txt"
         secret.write_text("the sandbox must not see this")
-        cmd = [PYTHON, "-I", "-S", "-c", _PROBE_CODE, str(secret)]
+        listener = socket.socket()  # the network check never leaves this machine's loopback
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        cmd = [PYTHON, "-I", "-S", "-c", _PROBE_CODE, str(secret), str(listener.getsockname()[1])]
         if mode == "bwrap":
             assert bwrap is not None
             cmd = sandbox_argv(bwrap, workdir=workdir, conn_dir=conn, ro_paths=[], limits=Limits(),
@@ -479,6 +483,8 @@ def _run_probe(mode: str, bwrap: str | None, as_root: bool) -> tuple[dict | None
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return None, f"{type(exc).__name__}: {exc}"
+        finally:
+            listener.close()
         if proc.returncode != 0:
             return None, (proc.stderr or proc.stdout).strip()[-300:]
         try:

@@ -168,7 +168,7 @@ def build(dest: Path, full, release, paths: dict[str, str], tcp_port: int) -> li
         marker="VANDAL:")
     body = textwrap.dedent(f"""
         import socket as _s
-        for _addr in [('127.0.0.1', {tcp_port}), ('1.1.1.1', 53), ('example.org', 80)]:
+        for _addr in [('127.0.0.1', {tcp_port}), ('::1', {tcp_port}), ('localhost', {tcp_port})]:
             try:
                 _c = _s.create_connection(_addr, timeout=2)
                 _c.sendall(b'leak')
