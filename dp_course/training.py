@@ -9,8 +9,8 @@ The model: a record is :math:`x = (z, y)` with features :math:`z \in \mathbb{R}^
 
 :func:`noisy_sgd` runs the update of the slide deck's DP-SGD,
 
-.. math:: \theta_{t+1} = \theta_t - \eta\Big(\frac{1}{m}\sum_{i \in U_t} \mathrm{clip}_C\big(\nabla f(\theta_t; x_i)\big)
-          + v_t + \lambda\theta_t\Big),
+.. math:: \theta_{t+1} = \theta_t - \eta\Big(\frac{1}{m}\sum_{i \in U_t}
+          \mathrm{clip}_C\big(\nabla f(\theta_t; x_i)\big) + v_t + \lambda\theta_t\Big),
 
 with a batch :math:`U_t` drawn by Poisson sampling (each record with probability :math:`q`,
 :math:`m = qn` the *expected* batch size), fixed-size sampling without replacement (:math:`m` records) or the
@@ -113,7 +113,7 @@ def logistic_loss(theta: ArrayLike, X: ArrayLike, y: ArrayLike, l2: float = 0.0)
 
 
 def per_example_gradients(theta: ArrayLike, X: ArrayLike, y: ArrayLike) -> np.ndarray:
-    r"""Gradients of the logistic loss of every record: :math:`\nabla f(\theta; x_i) = (\sigma(z_i^\top\theta) - y_i) z_i`.
+    r"""Gradients of the logistic loss of every record, :math:`(\sigma(z_i^\top\theta) - y_i)\, z_i`.
 
     Args:
         theta: parameters, shape ``(d,)`` or ``(runs, d)``.
