@@ -12,6 +12,7 @@ the type the caller works with (``float``, ``int`` or a float ``numpy.ndarray``)
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ __all__ = [
     "check_rng",
     "check_epsilon",
     "check_delta",
+    "check_orders",
 ]
 
 PMF_ATOL = 1e-9
@@ -53,7 +55,7 @@ def _range_text(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool
     return "a real number"
 
 
-def _in_range(x: np.ndarray, lo, hi, lo_open, hi_open) -> np.ndarray:
+def _in_range(x: np.ndarray, lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> np.ndarray:
     ok = np.ones(x.shape, dtype=bool)
     if lo is not None:
         ok &= (x > lo) if lo_open else (x >= lo)
@@ -131,7 +133,7 @@ def check_int(name: str, value: Any, *, lo: int | None = 1, hi: int | None = Non
     if isinstance(value, numbers.Integral):
         k = int(value)
     elif isinstance(value, numbers.Real) and np.isfinite(float(value)) and float(value).is_integer():
-        k = int(value)
+        k = int(float(value))
     else:
         raise ValueError(f"{name} must be an integer {rng_text}, got {_fmt(value)}")
     if (lo is not None and k < lo) or (hi is not None and k > hi):
@@ -182,3 +184,15 @@ def check_rng(value: Any, name: str = "rng") -> np.random.Generator:
         raise ValueError(f"{name} must be a numpy.random.Generator, e.g. numpy.random.default_rng(0), "
                          f"got {_fmt(value)} of type {type(value).__name__}")
     return value
+
+
+def check_orders(orders: Any, name: str = "orders", *, default: Sequence[float] | None = None) -> np.ndarray:
+    """Rényi orders: a non-empty 1-D array of finite reals > 1 (a scalar becomes a one-element array).
+
+    ``None`` stands for ``default`` when one is given (the callers pass :data:`dp_course.renyi.DEFAULT_ORDERS`).
+    """
+    if orders is None and default is not None:
+        return np.asarray(default, dtype=float)
+    if np.ndim(orders) == 0:
+        orders = [orders]
+    return check_real_array(name, orders, lo=1.0, lo_open=True, ndim=1)
