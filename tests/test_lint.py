@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 import subprocess
 import sys
 import tomllib
@@ -232,3 +233,25 @@ def test_public_functions_are_annotated(path: Path) -> None:
             missing.append(f"line {func.lineno}: {func.name}({', '.join(untyped)})"
                            + (" -> ?" if func.returns is None else ""))
     assert not missing, f"{path.relative_to(ROOT)}: public functions without types:\n" + "\n".join(missing)
+
+
+# --------------------------------------------------------------------------------------------------------
+# docs/errata.md item 11: the slide deck's misspellings stay out of the kit
+# --------------------------------------------------------------------------------------------------------
+
+MISSPELLINGS = {r"\breyni": "Rényi", r"\bgradient\s+descend\b": "gradient descent"}
+
+
+def test_spelling_errata_11() -> None:
+    """No library file, test, lecture or page spells "Reyni" or "gradient descend" (docs/errata.md, item 11).
+
+    The errata page itself quotes them, and so does this test.
+    """
+    skip = {ROOT / "docs" / "errata.md", Path(__file__).resolve()}
+    files = [p for pattern in ("dp_course/**/*.py", "tests/**/*.py", "docs/*.md", "*.md", "solutions/**/*.ipynb",
+                               "notebooks/**/*.ipynb") for p in ROOT.glob(pattern) if p.resolve() not in skip]
+    assert len(files) > 20, "the spelling check found almost nothing to read"
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)!r} (write {right})" for p in files
+             for pattern, right in MISSPELLINGS.items()
+             for m in re.finditer(pattern, p.read_text(encoding="utf-8"), flags=re.IGNORECASE)]
+    assert not found, "misspellings from the slide deck:\n" + "\n".join(found)
