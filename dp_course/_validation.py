@@ -12,7 +12,6 @@ the type the caller works with (``float``, ``int`` or a float ``numpy.ndarray``)
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +27,7 @@ __all__ = [
     "check_epsilon",
     "check_delta",
     "check_orders",
+    "DEFAULT_ORDERS",
 ]
 
 PMF_ATOL = 1e-9
@@ -186,13 +186,21 @@ def check_rng(value: Any, name: str = "rng") -> np.random.Generator:
     return value
 
 
-def check_orders(orders: Any, name: str = "orders", *, default: Sequence[float] | None = None) -> np.ndarray:
+DEFAULT_ORDERS: tuple[float, ...] = tuple(
+    [1.0 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(11, 64)] + [128.0, 256.0, 512.0, 1024.0]
+)
+"""The Rényi orders dp-accounting 0.6.0 uses by default (``DEFAULT_RDP_ORDERS`` in
+``dp_accounting/rdp/rdp_privacy_accountant.py``): 1.1, 1.2, ..., 10.9, then 11, ..., 63, and 128, 256, 512,
+1024 - 156 orders, 99 of them fractional."""
+
+
+def check_orders(orders: Any, name: str = "orders") -> np.ndarray:
     """Rényi orders: a non-empty 1-D array of finite reals > 1 (a scalar becomes a one-element array).
 
-    ``None`` stands for ``default`` when one is given (the callers pass :data:`dp_course.renyi.DEFAULT_ORDERS`).
+    ``None`` stands for :data:`DEFAULT_ORDERS` (exported as :data:`dp_course.renyi.DEFAULT_ORDERS`).
     """
-    if orders is None and default is not None:
-        return np.asarray(default, dtype=float)
+    if orders is None:
+        return np.asarray(DEFAULT_ORDERS, dtype=float)
     if np.ndim(orders) == 0:
         orders = [orders]
     return check_real_array(name, orders, lo=1.0, lo_open=True, ndim=1)

@@ -36,7 +36,7 @@ from scipy import optimize
 
 from ._validation import check_delta, check_int, check_orders, check_probability, check_real
 from .mechanisms import GaussianMechanism, noise_multiplier
-from .renyi import DEFAULT_ORDERS, RDPCurve, rdp_to_dp_epsilon_and_order, zcdp_rho_for_dp
+from .renyi import RDPCurve, rdp_to_dp_epsilon_and_order, zcdp_rho_for_dp
 from .subsampling import poisson_subsampled_gaussian_rdp, poisson_subsampled_rdp_bound
 
 __all__ = [
@@ -81,7 +81,7 @@ def dpsgd_rdp(q: float, sigma: float | GaussianMechanism, steps: int,
     q = check_probability("q", q)
     sigma = noise_multiplier(sigma)
     steps = check_int("steps", steps, lo=0)
-    orders = check_orders(orders, default=DEFAULT_ORDERS)
+    orders = check_orders(orders)
     return RDPCurve(orders, steps * np.asarray(poisson_subsampled_gaussian_rdp(q, sigma, orders)))
 
 
@@ -172,7 +172,7 @@ def dpsgd_sigma_for_epsilon(q: float, steps: int, epsilon: float, delta: float,
     steps = check_int("steps", steps, lo=1)
     epsilon = check_real("epsilon", epsilon, lo=0.0, lo_open=True)
     delta = check_delta(delta, allow_zero=False)
-    orders = check_orders(orders, default=DEFAULT_ORDERS)
+    orders = check_orders(orders)
     floor, _ = rdp_to_dp_epsilon_and_order(orders, np.zeros_like(orders), delta, method)
     if epsilon <= floor:
         raise ValueError(f"epsilon={epsilon:g} cannot be reached at delta={delta:g}: with these orders (largest "
@@ -338,7 +338,7 @@ def scenario3_rdp(sigma: float, q: float, steps: int, n: int, sensitivity: float
         raise ValueError(f"tight must be True or False, got {tight!r}")
     if orders is None:
         orders = [float(a) for a in range(2, 65)] + [128.0, 256.0, 512.0, 1024.0]
-    orders = check_orders(orders, default=DEFAULT_ORDERS)
+    orders = check_orders(orders)
     rho = sensitivity**2 / ((2.0 if tight else 1.0) * n**2 * sigma**2)
     per_step = poisson_subsampled_rdp_bound(lambda i: i * rho, q, orders)
     return RDPCurve(orders, steps * np.asarray(per_step))

@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize
 
-from ._validation import check_delta, check_int, check_orders, check_real, check_real_array
+from ._validation import DEFAULT_ORDERS, check_delta, check_int, check_orders, check_real, check_real_array
 from .divergences import renyi_divergence
 from .mechanisms import (MECHANISMS, GaussianMechanism, KaryRandomizedResponse, LaplaceMechanism, Mechanism,
                          NameAndShame, PureDPMechanism, RandomizedResponse)
@@ -64,12 +64,8 @@ __all__ = [
     "pure_dp_to_zcdp",
 ]
 
-DEFAULT_ORDERS: tuple[float, ...] = tuple(
-    [1.0 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(11, 64)] + [128.0, 256.0, 512.0, 1024.0]
-)
-"""The Rényi orders dp-accounting 0.6.0 uses by default (``DEFAULT_RDP_ORDERS`` in
-``dp_accounting/rdp/rdp_privacy_accountant.py``): 1.1, 1.2, ..., 10.9, then 11, ..., 63, and 128, 256, 512,
-1024 - 156 orders, 99 of them fractional."""
+# DEFAULT_ORDERS (dp-accounting's default orders, the default of every ``orders`` argument) is defined with the
+# check of that argument in dp_course._validation and exported from here, where the RDP functions use it.
 
 CONVERSIONS = ("improved", "classic")
 """Names accepted by the ``method`` argument of the RDP -> (epsilon, delta) conversions."""
@@ -378,7 +374,7 @@ def compose_rdp(*rdp_values: npt.ArrayLike) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------------------
 
 def _check_orders_rdp(orders: npt.ArrayLike | None, rdp: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    orders = check_orders(orders, default=DEFAULT_ORDERS)
+    orders = check_orders(orders)
     rdp = check_real_array("rdp", rdp, lo=0.0, allow_inf=True)
     if rdp.ndim == 0:
         rdp = rdp.reshape(1)
@@ -525,7 +521,7 @@ class RDPCurve:
     @classmethod
     def from_function(cls, fn: Callable[[np.ndarray], Any], orders: npt.ArrayLike | None = None) -> RDPCurve:
         """Tabulate a vectorised function ``fn(orders) -> rdp values`` at ``orders`` (default orders if None)."""
-        orders = check_orders(orders, default=DEFAULT_ORDERS)
+        orders = check_orders(orders)
         if not callable(fn):
             raise ValueError(f"fn must be a callable mapping an array of orders to RDP values, got {fn!r}")
         return cls(orders, np.asarray(fn(orders), dtype=float))
@@ -537,34 +533,34 @@ class RDPCurve:
         >>> RDPCurve.from_mechanism(GaussianMechanism(sigma=1.0), orders=[2.0, 4.0]).epsilons
         array([1., 2.])
         """
-        orders = check_orders(orders, default=DEFAULT_ORDERS)
+        orders = check_orders(orders)
         return cls(orders, np.asarray(mechanism_rdp(orders, mechanism)))
 
     @classmethod
     def gaussian(cls, sigma: float | GaussianMechanism, sensitivity: float = 1.0,
                  orders: npt.ArrayLike | None = None) -> RDPCurve:
         """RDP curve of the Gaussian mechanism (see :func:`gaussian_rdp`)."""
-        orders = check_orders(orders, default=DEFAULT_ORDERS)
+        orders = check_orders(orders)
         return cls(orders, np.asarray(gaussian_rdp(orders, sigma, sensitivity)))
 
     @classmethod
     def laplace(cls, scale: float | LaplaceMechanism, sensitivity: float = 1.0,
                 orders: npt.ArrayLike | None = None) -> RDPCurve:
         """RDP curve of the Laplace mechanism (see :func:`laplace_rdp`)."""
-        orders = check_orders(orders, default=DEFAULT_ORDERS)
+        orders = check_orders(orders)
         return cls(orders, np.asarray(laplace_rdp(orders, scale, sensitivity)))
 
     @classmethod
     def randomized_response(cls, epsilon: float | RandomizedResponse,
                             orders: npt.ArrayLike | None = None) -> RDPCurve:
         """RDP curve of binary randomized response (see :func:`randomized_response_rdp`)."""
-        orders = check_orders(orders, default=DEFAULT_ORDERS)
+        orders = check_orders(orders)
         return cls(orders, np.asarray(randomized_response_rdp(orders, epsilon)))
 
     @classmethod
     def zcdp(cls, rho: float, orders: npt.ArrayLike | None = None) -> RDPCurve:
         r"""The RDP curve :math:`\alpha \mapsto \alpha\rho` implied by :math:`\rho`-zCDP."""
-        orders = check_orders(orders, default=DEFAULT_ORDERS)
+        orders = check_orders(orders)
         return cls(orders, np.asarray(zcdp_rdp(orders, rho)))
 
     # -- composition -------------------------------------------------------------------------------------

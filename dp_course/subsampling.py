@@ -43,7 +43,7 @@ from scipy import integrate, special
 from ._numerics import log1mexp
 from ._validation import check_delta, check_orders, check_probability, check_real, check_real_array
 from .mechanisms import MECHANISMS, GaussianMechanism, Mechanism, noise_multiplier
-from .renyi import DEFAULT_ORDERS, mechanism_rdp
+from .renyi import mechanism_rdp
 
 __all__ = [
     "fixed_size_amplification",
@@ -311,7 +311,7 @@ def poisson_subsampled_gaussian_rdp(q: float, sigma: float | GaussianMechanism,
     arXiv:1908.10530, Section 3.3 (integer case also in Abadi et al. 2016, arXiv:1607.00133).
     """
     scalar = orders is not None and np.ndim(orders) == 0
-    alphas = check_orders(orders, default=DEFAULT_ORDERS)
+    alphas = check_orders(orders)
     q = check_probability("q", q)
     sigma = noise_multiplier(sigma)
     out = np.empty(alphas.shape, dtype=float)
@@ -388,7 +388,7 @@ def poisson_subsampled_rdp_bound(rdp: Callable[[np.ndarray], Any] | Mechanism, q
         raise ValueError(f"rdp must be a callable mapping an array of integer orders to RDP values, or a "
                          f"mechanism description, got {rdp!r}")
     scalar = orders is not None and np.ndim(orders) == 0
-    alphas = check_orders(orders, default=DEFAULT_ORDERS)
+    alphas = check_orders(orders)
     q = check_probability("q", q)
     ks = np.ceil(alphas - 1e-12)  # order used for each requested order (integers stay as they are)
     ks = np.maximum(ks, 2.0)
