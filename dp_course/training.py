@@ -86,7 +86,7 @@ def _clip_rows(grads: np.ndarray, clip_norm: float, ord: int) -> np.ndarray:
 # the model
 # ----------------------------------------------------------------------------------------------------------
 
-def logistic_loss(theta: ArrayLike, X: ArrayLike, y: ArrayLike, l2: float = 0.0):
+def logistic_loss(theta: ArrayLike, X: ArrayLike, y: ArrayLike, l2: float = 0.0) -> float | np.ndarray:
     r"""Regularised average logistic loss :math:`\frac1n\sum_i \ln(1+e^{z_i^\top\theta}) - y_i z_i^\top\theta
     + \frac{\lambda}{2}\|\theta\|^2`.
 
@@ -140,7 +140,7 @@ def per_example_gradients(theta: ArrayLike, X: ArrayLike, y: ArrayLike) -> np.nd
     return residual[..., None] * X
 
 
-def accuracy(theta: ArrayLike, X: ArrayLike, y: ArrayLike):
+def accuracy(theta: ArrayLike, X: ArrayLike, y: ArrayLike) -> float | np.ndarray:
     r"""Share of records whose label is predicted right by :math:`\hat y = 1[z^\top\theta > 0]`.
 
     Returns:

@@ -4,8 +4,8 @@
   RDP accountant on the same parameters: per-order RDP and the final epsilon agree to 1e-6 relative at the same
   integer orders.  The parameters are read from lecture 06's ``parameters`` cell, so the check follows the
   lecture.
-* Corrections (``/work/shared/ERRATA.md`` numbering; README table): items 8, 11, 14, 15, and two that the
-  ERRATA list does not have - the sensitivity of a clipped gradient under replacement (2C, not C) and the
+* Corrections (numbering of ``docs/errata.md``): items 8, 14, 15 (item 11, the spelling, is
+  ``test_lint.py::test_spelling_errata_11``), and two that the shared ERRATA list does not have - the sensitivity of a clipped gradient under replacement (2C, not C) and the
   normaliser in Scenario 3's first step (the expected batch size m, not n).  Each test fails on the printed
   version.
 """
@@ -123,7 +123,7 @@ def test_scenario3_step_one_uses_the_batch_size_not_n(sigma):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# ERRATA items 8, 11, 14, 15
+# ERRATA items 8, 14, 15
 # ---------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("rho", [0.05, 0.5, 2.0])
@@ -140,17 +140,6 @@ def test_errata8_the_slides_gaussian_is_rho_over_2_zcdp(rho):
         assert divergence == pytest.approx(alpha * rho / 2, rel=1e-9)
         assert divergence < 0.75 * alpha * rho
         assert gaussian_rdp(alpha, sens / math.sqrt(2 * rho), sens) == pytest.approx(alpha * rho, rel=1e-14)
-
-
-def test_errata11_spelling_in_the_course_text():
-    """ERRATA 11: the slides spell Rényi "Reyni" and gradient descent "descend"; the course text does not."""
-    texts = [p for pattern in ("solutions/*/*.ipynb", "notebooks/*/*.ipynb", "README.md", "docs/*.md")
-             for p in ROOT.glob(pattern)]
-    assert texts, "no course text found"
-    for path in texts:
-        text = path.read_text(encoding="utf-8").lower()
-        for misspelling in ("reyni", "gradient descend", "stochastic gradient descend"):
-            assert misspelling not in text, f"{path.relative_to(ROOT)} contains the slides' misspelling {misspelling!r}"
 
 
 @pytest.mark.parametrize("eps,k", [(1.0, 4), (0.5, 2), (3.0, 10)])
