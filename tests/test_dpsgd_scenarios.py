@@ -5,9 +5,9 @@
   integer orders.  The parameters are read from lecture 06's ``parameters`` cell, so the check follows the
   lecture.
 * Corrections (numbering of ``docs/errata.md``): items 8, 14, 15 (item 11, the spelling, is
-  ``test_lint.py::test_spelling_errata_11``), and two that the shared ERRATA list does not have - the sensitivity of a clipped gradient under replacement (2C, not C) and the
-  normaliser in Scenario 3's first step (the expected batch size m, not n).  Each test fails on the printed
-  version.
+  ``test_lint.py::test_spelling_errata_11``), and items 16-17, which the shared ERRATA list does not have: the
+  sensitivity of a clipped gradient under replacement (2C, not C) and the normaliser in Scenario 3's first step
+  (the expected batch size m, not n).  Each test fails on the printed version.
 """
 
 from __future__ import annotations
