@@ -81,7 +81,7 @@ def composition_explorer(mechanism: str = "randomized response"):
     return _box(draw, controls)
 
 
-def rr_accuracy_explorer(true_fraction: float = 0.3, surveys: int = 2000, seed: int = 0):
+def rr_accuracy_explorer(true_fraction: float = 0.3, surveys: int = 2000, seed: int = 0) -> object | None:
     r"""Sliders for epsilon and the survey size n; histogram of the debiased randomized-response estimate.
 
     Each drawing simulates ``surveys`` surveys of ``n`` respondents answering with randomized response at
