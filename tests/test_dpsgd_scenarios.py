@@ -4,10 +4,10 @@
   RDP accountant on the same parameters: per-order RDP and the final epsilon agree to 1e-6 relative at the same
   integer orders.  The parameters are read from lecture 06's ``parameters`` cell, so the check follows the
   lecture.
-* Corrections (numbering of ``docs/errata.md``): items 8, 14, 15 (item 11, the spelling, is
-  ``test_lint.py::test_spelling_errata_11``), and items 16-17, which the shared ERRATA list does not have: the
-  sensitivity of a clipped gradient under replacement (2C, not C) and the normaliser in Scenario 3's first step
-  (the expected batch size m, not n).  Each test fails on the printed version.
+* Corrections (numbering of ``docs/errata.md``): item 8 (items 11, 14 and 15, which the lectures also teach,
+  are tested in ``test_lint.py`` and ``test_errata_foundations.py``), and items 16-17, which the shared ERRATA
+  list does not have: the sensitivity of a clipped gradient under replacement (2C, not C) and the normaliser in
+  Scenario 3's first step (the expected batch size m, not n).  Each test fails on the printed version.
 """
 
 from __future__ import annotations
@@ -22,9 +22,7 @@ from dp_accounting import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDp
 from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
 from scipy import integrate, stats
 
-from dp_course.divergences import privacy_profile, renyi_divergence
 from dp_course.dpsgd import dpsgd_epsilon_and_order, dpsgd_sigma_for_epsilon, scenario3_rdp
-from dp_course.mechanisms import KaryRandomizedResponse
 from dp_course.renyi import RDPCurve, gaussian_rdp
 from dp_course.subsampling import poisson_subsampled_gaussian_rdp, poisson_subsampled_rdp_bound
 from dp_course.training import noisy_sgd
@@ -123,7 +121,7 @@ def test_scenario3_step_one_uses_the_batch_size_not_n(sigma):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# ERRATA items 8, 14, 15
+# ERRATA item 8
 # ---------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("rho", [0.05, 0.5, 2.0])
@@ -140,33 +138,3 @@ def test_errata8_the_slides_gaussian_is_rho_over_2_zcdp(rho):
         assert divergence == pytest.approx(alpha * rho / 2, rel=1e-9)
         assert divergence < 0.75 * alpha * rho
         assert gaussian_rdp(alpha, sens / math.sqrt(2 * rho), sens) == pytest.approx(alpha * rho, rel=1e-14)
-
-
-@pytest.mark.parametrize("eps,k", [(1.0, 4), (0.5, 2), (3.0, 10)])
-def test_errata14_literal_kary_randomized_response(eps, k):
-    """ERRATA 14: truth with probability e^eps/(k-1+e^eps), otherwise uniform over all k answers, is
-    ln(1 + k e^eps/(k-1))-DP (its order-infinity Rényi divergence), not eps-DP; the k-ary randomized response
-    that reports each other answer with probability 1/(k-1+e^eps) is exactly eps-DP."""
-    p = math.exp(eps) / (k - 1 + math.exp(eps))
-    literal = p * np.eye(k) + (1 - p) / k
-    level = max(renyi_divergence(literal[a], literal[b], np.inf) for a in range(k) for b in range(k) if a != b)
-    assert level == pytest.approx(math.log1p(k * math.exp(eps) / (k - 1)), rel=1e-12)
-    assert level > eps + 0.1
-    channel = KaryRandomizedResponse(epsilon=eps, k=k).channel()
-    assert renyi_divergence(channel[0], channel[1], np.inf) == pytest.approx(eps, rel=1e-12)
-
-
-def test_errata15_replacement_does_not_imply_add_remove():
-    """ERRATA 15: releasing the data set size is 0-DP for replacement (the size never changes) and not DP at any
-    epsilon for add/remove; the true implication goes the other way: (eps, delta) for add/remove gives
-    (2 eps, (1 + e^eps) delta) for replacement - checked on seeded random triples of output laws."""
-    same_size = (np.array([1.0, 0.0]), np.array([1.0, 0.0]))       # outputs (n, n - 1) on replacement neighbours
-    other_size = (np.array([1.0, 0.0]), np.array([0.0, 1.0]))      # on add/remove neighbours
-    assert privacy_profile(*same_size, 0.0) == 0.0
-    assert privacy_profile(*other_size, 50.0) == 1.0
-    rng = np.random.default_rng(15)
-    for _ in range(200):
-        minus, zero, plus = rng.dirichlet(np.ones(4), size=3)        # laws on x - r, x, x + r' (add/remove chain)
-        eps = float(rng.uniform(0.0, 2.0))
-        delta = max(privacy_profile(minus, zero, eps), privacy_profile(zero, plus, eps))
-        assert privacy_profile(minus, plus, 2 * eps) <= (1 + math.exp(eps)) * delta + 1e-12

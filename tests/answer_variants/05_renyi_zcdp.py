@@ -35,15 +35,15 @@ VARIANTS = {
         ],
         "wrong": [
             # trivial answer
-            """
+            {"code": """
             def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
                 return np.zeros_like(np.asarray(alpha, dtype=float))
-            """,
+            """, "at_most": 0},
             # the equal-variance formula, whatever the variances
-            """
+            {"code": """
             def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
                 return np.asarray(alpha, dtype=float) * (mu_p - mu_q) ** 2 / (2 * sigma_q**2)
-            """,
+            """, "at_most": 1},
             # the slides' loose constant
             """
             def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
@@ -80,12 +80,12 @@ VARIANTS = {
                 return np.where(s2 > 0, out, np.inf)
             """,
             # numerics instead of the derivation: the library's divergence of the densities on a grid
-            """
+            {"code": """
             def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
                 y = np.linspace(-35, 35, 100_001)
                 p, q = stats.norm.pdf(y, mu_p, sigma_p), stats.norm.pdf(y, mu_q, sigma_q)
                 return renyi_divergence(p / p.sum(), q / q.sum(), alpha)
-            """,
+            """, "at_most": 0},
         ],
     },
     # ---------------------------------------------------------------- Exercise 2 (a): zCDP -> (epsilon, delta)
@@ -100,24 +100,24 @@ VARIANTS = {
         ],
         "wrong": [
             # trivial answer
-            """
+            {"code": """
             def zcdp_to_dp(rho, log_inv_delta):
                 return 0.0, 2.0
-            """,
+            """, "at_most": 0},
             # the slides' misprint (with the right order)
             """
             def zcdp_to_dp(rho, log_inv_delta):
                 return rho + 4 * rho * log_inv_delta, 1 + np.sqrt(log_inv_delta / rho)
             """,
             # the library's epsilon and the best order on its grid
-            """
+            {"code": """
             from dp_course.renyi import DEFAULT_ORDERS, rdp_to_dp_epsilon_and_order
 
             def zcdp_to_dp(rho, log_inv_delta):
                 orders = np.asarray(DEFAULT_ORDERS)
                 _, alpha = rdp_to_dp_epsilon_and_order(orders, rho * orders, np.exp(-log_inv_delta), method="classic")
                 return zcdp_to_dp_epsilon(rho, np.exp(-log_inv_delta), method="bun_steinke"), alpha
-            """,
+            """, "at_most": 0},
             # right epsilon, order from a wrong derivative (L/rho instead of its square root)
             """
             def zcdp_to_dp(rho, log_inv_delta):
@@ -138,10 +138,10 @@ VARIANTS = {
         ],
         "wrong": [
             # trivial answer
-            """
+            {"code": """
             def rho_for_target(epsilon, log_inv_delta):
                 return epsilon, 2.0
-            """,
+            """, "at_most": 0},
             # the slides' Scenario-2 formula: the square is missing
             """
             def rho_for_target(epsilon, log_inv_delta):
@@ -155,11 +155,11 @@ VARIANTS = {
                 return rho, 1 + np.sqrt(log_inv_delta / rho)
             """,
             # the library's rho: cannot take delta = e^(-L) for large L (fails the hidden cases)
-            """
+            {"code": """
             def rho_for_target(epsilon, log_inv_delta):
                 rho = zcdp_rho_for_dp(epsilon, np.exp(-log_inv_delta), method="bun_steinke")
                 return rho, 1 + np.sqrt(log_inv_delta / rho)
-            """,
+            """, "at_most": 0},
         ],
     },
     # ---------------------------------------------------------------- Exercise 3 (a): subsampled "is there a 1?"
@@ -187,10 +187,10 @@ VARIANTS = {
         ],
         "wrong": [
             # trivial answer: the sampling rate
-            """
+            {"code": """
             def or_report_probability(epsilon, m, n, k):
                 return np.full(np.shape(k), m / n)
-            """,
+            """, "at_most": 0},
             # sampling with replacement / independent inclusion
             """
             def or_report_probability(epsilon, m, n, k):
@@ -228,10 +228,10 @@ VARIANTS = {
         ],
         "wrong": [
             # trivial answer
-            """
+            {"code": """
             def per_step_budget(epsilon, delta, steps, m, n):
                 return epsilon, delta
-            """,
+            """, "at_most": 0},
             # basic composition without amplification
             """
             def per_step_budget(epsilon, delta, steps, m, n):

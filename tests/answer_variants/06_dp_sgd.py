@@ -31,10 +31,10 @@ VARIANTS = {
         ],
         "wrong": [
             # trivial answer: no clipping
-            """
+            {"code": """
             def clip_per_example(grads, clip_norm, ord=2):
                 return np.asarray(grads, dtype=float)
-            """,
+            """, "at_most": 0},
             # clips each coordinate
             """
             def clip_per_example(grads, clip_norm, ord=2):
@@ -86,10 +86,10 @@ VARIANTS = {
         ],
         "wrong": [
             # trivial answer
-            """
+            {"code": """
             def scenario2_noise_schedule(epsilon, delta, n, clip_norm, schedule):
                 return np.asarray(schedule, dtype=float)
-            """,
+            """, "at_most": 0},
             # sensitivity C/n: forgets that replacement can flip a clipped gradient
             """
             def scenario2_noise_schedule(epsilon, delta, n, clip_norm, schedule):
@@ -115,11 +115,11 @@ VARIANTS = {
                 return (2 * clip_norm / n) * np.sqrt(np.sum(s ** -2.0) / (2 * rho)) * s
             """,
             # the constant-schedule sigma (library) times the schedule: wrong unless the schedule is constant
-            """
+            {"code": """
             def scenario2_noise_schedule(epsilon, delta, n, clip_norm, schedule):
                 s = np.asarray(schedule, dtype=float)
                 return scenario2_gaussian_sigma(epsilon, delta, len(s), n, sensitivity=2 * clip_norm) * s
-            """,
+            """, "at_most": 1},
         ],
     },
     # ---------------------------------------------------------------- Exercise 3 (a): one DP-SGD step
@@ -140,10 +140,10 @@ VARIANTS = {
         ],
         "wrong": [
             # trivial answer
-            """
+            {"code": """
             def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
                 return np.asarray(theta, dtype=float)
-            """,
+            """, "at_most": 0},
             # no clipping
             """
             def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
