@@ -116,7 +116,7 @@ def transcript_distributions(round_pair: RoundPair, k: int) -> tuple[list[tuple[
     return [h for h, _, _ in layer], np.array([w for _, w, _ in layer]), np.array([w for _, _, w in layer])
 
 
-def _maps(round_pair: RoundPair, eps: float, delta: float):
+def _maps(round_pair: RoundPair, eps: float, delta: float) -> Callable[[tuple[int, ...]], np.ndarray]:
     """A memoised ``history -> F`` (the simulation map of that round's pair), with the history in errors."""
     cache: dict[tuple[int, ...], np.ndarray] = {}
 

@@ -7,12 +7,14 @@ construction and the history changes which mechanism runs).
 
 from __future__ import annotations
 
+import doctest
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from dp_course import adaptive
 from dp_course.adaptive import (
     MAX_ENUMERATION,
     composed_map_distribution,
@@ -188,3 +190,9 @@ def test_bad_samples(z):
 def test_bad_parameters(call):
     with pytest.raises(ValueError, match="epsilon|delta|rng"):
         call()
+
+
+def test_docstring_examples():
+    """The examples in the module's docstrings run and give the values shown."""
+    result = doctest.testmod(adaptive, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

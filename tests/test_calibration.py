@@ -4,12 +4,14 @@ closed form computed here, and against the orderings the theory promises."""
 
 from __future__ import annotations
 
+import doctest
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from dp_course import calibration
 from dp_course.calibration import (
     advanced_composition_per_step_epsilon,
     gaussian_sigma,
@@ -102,3 +104,9 @@ def test_inverses_are_monotone_in_k():
     adv = [advanced_composition_per_step_epsilon(1.0, k, 1e-6) for k in ks]
     opt = [optimal_composition_per_step_epsilon(1.0, 1e-6, k) for k in ks]
     assert np.all(np.diff(adv) < 0) and np.all(np.diff(opt) < 0)
+
+
+def test_docstring_examples():
+    """The examples in the module's docstrings run and give the values shown."""
+    result = doctest.testmod(calibration, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
