@@ -101,7 +101,7 @@ def transcript_distributions(round_pair: RoundPair, k: int) -> tuple[list[tuple[
     k = check_int("k", k, lo=1)
     layer: list[tuple[tuple[int, ...], float, float]] = [((), 1.0, 1.0)]
     for j in range(k):
-        nxt = []
+        nxt: list[tuple[tuple[int, ...], float, float]] = []
         for history, w_p, w_q in layer:
             p, q = _round(round_pair, history)
             outcomes = np.flatnonzero((p > 0) | (q > 0))
@@ -178,7 +178,7 @@ def composed_map_distribution(round_pair: RoundPair, k: int, epsilon: Any, delta
     # For each transcript prefix: the joint probability of (z_1..z_j, y_1..y_j), as an array over z (4^j).
     layer: list[tuple[tuple[int, ...], np.ndarray, np.ndarray]] = [((), np.ones(1), np.ones(1))]
     for j in range(k):
-        nxt = []
+        nxt: list[tuple[tuple[int, ...], np.ndarray, np.ndarray]] = []
         for history, w_u, w_v in layer:
             f = get_map(history)                               # shape (4, n_j)
             for y in range(f.shape[1]):

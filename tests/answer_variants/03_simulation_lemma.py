@@ -87,12 +87,12 @@ VARIANTS = {
                 return None
             """,
             # the library's yes/no, and then every outcome as the "event" (earns the verdict point only)
-            """
+            {"code": """
             def violating_event(p, q, epsilon, delta):
                 if is_indistinguishable(p, q, epsilon, delta):
                     return None
                 return list(range(len(p)))
-            """,
+            """, "at_most": 1},
         ],
     },
     # ---------------------------------------------------------------- Exercise 2 (a): the densities
@@ -123,19 +123,19 @@ VARIANTS = {
         ],
         "wrong": [
             # F(0) = P and F(1) = Q: valid densities, but F(U) is then a mixture of P and Q
-            """
+            {"code": """
             def laplace_map_densities(y, epsilon):
                 return stats.laplace.pdf(y, 0.0, 1 / epsilon), stats.laplace.pdf(y, 1.0, 1 / epsilon)
-            """,
+            """, "at_most": 1},
             # a numerical approximation: the right densities interpolated from a grid of step 0.001
-            """
+            {"code": """
             def laplace_map_densities(y, epsilon):
                 grid = np.arange(-40 / epsilon, 1 + 40 / epsilon, 1e-3)
                 p = stats.laplace.pdf(grid, 0.0, 1 / epsilon)
                 q = stats.laplace.pdf(grid, 1.0, 1 / epsilon)
                 f0, f1 = (np.exp(epsilon) * p - q) / np.expm1(epsilon), (np.exp(epsilon) * q - p) / np.expm1(epsilon)
                 return np.interp(y, grid, f0), np.interp(y, grid, f1)
-            """,
+            """, "at_most": 0},
             # F(0) and F(1) swapped
             """
             def laplace_map_densities(y, epsilon):
@@ -179,10 +179,10 @@ VARIANTS = {
         ],
         "wrong": [
             # ignores z: always a draw of P
-            """
+            {"code": """
             def sample_laplace_map(z, epsilon, rng):
                 return rng.laplace(0.0, 1 / epsilon, np.shape(z))
-            """,
+            """, "at_most": 1},
             # F(0) and F(1) swapped
             """
             def sample_laplace_map(z, epsilon, rng):
@@ -238,6 +238,14 @@ VARIANTS = {
                 light, heavy = s * light, s * heavy
                 return (heavy, light) if swap else (light, heavy)
             """,
+            # read off the library's whole map with the corrected equations (7)-(8): x = (1 - delta)(a F0 + b F1).
+            # Full marks: it needs exactly the equations of ERRATA item 4, but not the construction.
+            """
+            def core_pair(p, q, epsilon, delta):
+                F = simulation_map(p, q, epsilon, delta)
+                a, b = 1 / (1 + np.exp(-epsilon)), 1 / (1 + np.exp(epsilon))
+                return (1 - delta) * (a * F[0] + b * F[1]), (1 - delta) * (b * F[0] + a * F[1])
+            """,
             # scale first, then mix the heavier side towards e^-eps times the lighter one
             """
             def core_pair(p, q, epsilon, delta):
@@ -256,12 +264,12 @@ VARIANTS = {
         ],
         "wrong": [
             # the naive repair: scale p' and q' down to mass 1 - delta separately
-            """
+            {"code": """
             def core_pair(p, q, epsilon, delta):
                 p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
                 px, qy = np.minimum(p, np.exp(epsilon) * q), np.minimum(q, np.exp(epsilon) * p)
                 return (1 - delta) * px / px.sum(), (1 - delta) * qy / qy.sum()
-            """,
+            """, "at_most": 1},
             # the whole pmfs, scaled: right masses, but not within a factor e^eps
             """
             def core_pair(p, q, epsilon, delta):

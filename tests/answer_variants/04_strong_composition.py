@@ -32,12 +32,12 @@ VARIANTS = {
         ],
         "wrong": [
             # Theorem 1.1 only, also where basic composition is smaller
-            """
+            {"code": """
             def strong_composition(epsilons, deltas, delta_prime):
                 e = np.asarray(epsilons, dtype=float)
                 return float(np.sqrt(2 * np.log(1 / delta_prime) * np.sum(e**2)) + np.sum(e * np.tanh(e / 2))), \\
                     float(np.sum(deltas) + delta_prime)
-            """,
+            """, "at_most": 1},
             # the mean epsilon in the homogeneous formula: too small when the steps differ
             """
             def strong_composition(epsilons, deltas, delta_prime):
@@ -54,6 +54,13 @@ VARIANTS = {
                 strong = np.sqrt(2 * np.log(1 / delta_prime) * np.sum(e**2)) + drift
                 return float(min(strong, e.sum())), float(np.sum(deltas) + delta_prime)
             """,
+            # a library wrapper: Theorem 1.1 at the largest step, a valid bound but not the one asked for
+            {"code": """
+            def strong_composition(epsilons, deltas, delta_prime):
+                k = len(epsilons)
+                theorem = advanced_composition(max(epsilons), max(deltas), k, delta_prime)[0]
+                return min(theorem, float(np.sum(epsilons))), float(np.sum(deltas) + delta_prime)
+            """, "at_most": 2},
         ],
     },
     # ---------------------------------------------------------------- Exercise 2 (a): the product pmfs
@@ -187,14 +194,14 @@ VARIANTS = {
                 return j, stats.binom.logpmf(j, k, 1 / (1 + np.exp(-epsilon))) + log_factor
             """,
             # the tail probabilities only, without the factor 1 - e^(eps_total - loss)
-            """
+            {"code": """
             def rr_delta_terms(epsilon, k, epsilon_total):
                 j = np.arange(k + 1)
                 j = j[(2 * j - k) * epsilon > epsilon_total]
                 return j, stats.binom.logpmf(j, k, 1 / (1 + np.exp(-epsilon)))
-            """,
+            """, "at_most": 1},
             # the terms computed as numbers, then the log: they underflow to 0 for k = 10 000
-            """
+            {"code": """
             def rr_delta_terms(epsilon, k, epsilon_total):
                 j = np.arange(k + 1)
                 j = j[(2 * j - k) * epsilon > epsilon_total]
@@ -202,7 +209,7 @@ VARIANTS = {
                 terms = stats.binom.pmf(j, k, 1 / (1 + np.exp(-epsilon))) * factor
                 with np.errstate(divide="ignore"):
                     return j, np.log(terms)
-            """,
+            """, "at_most": 1},
         ],
     },
     # ---------------------------------------------------------------- Exercise 3 (b): the exact delta
