@@ -7,6 +7,8 @@ Modules, one idea each:
 * :mod:`dp_course.divergences` – hockey-stick, privacy profile, KL, total variation, Rényi
 * :mod:`dp_course.simulation` – leaky randomized response and the simulation map
 * :mod:`dp_course.composition` – basic, strong, optimal and heterogeneous composition
+* :mod:`dp_course.adaptive` – transcripts of adaptive compositions; composing per-round simulation maps
+* :mod:`dp_course.calibration` – per-step budgets and noise scales for a target guarantee
 * :mod:`dp_course.renyi` – Rényi DP and zCDP
 * :mod:`dp_course.subsampling` – amplification by subsampling
 * :mod:`dp_course.dpsgd` – the DP-SGD accountant
