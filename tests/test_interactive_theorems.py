@@ -210,7 +210,7 @@ def test_laplace_counter_and_sparse_vector_privacy():
     """c answers with DLap(c/eps) noise are exactly eps-DP on sensitivity-1 queries (clamping cannot hurt);
     the single-threshold SVT stays below the continuous version's 3 eps."""
     for eps, c in [(0.5, 1), (1.0, 2), (1.0, 3)]:
-        counter = laplace_counter_system(eps, c, [[0, 1], [2, 1], [1, 1]], -3, 4)
+        counter = laplace_counter_system(eps, c, [[0, 1], [2, 1]], -3, 4)
         assert worst_case_epsilon(counter) == pytest.approx(eps, rel=1e-12)
     svt = sparse_vector_system(1.0, 2, 3, [[0, 1], [1, 0], [2, 3], [3, 3]], threshold=1)
     assert 0 < worst_case_epsilon(svt) <= 3.0
@@ -221,25 +221,24 @@ def test_guess_and_check_is_a_simulation_of_comp_a1_a2():
     of the simulator (query A1; after 'above' ask A2 for the value) on COMP(A1, A2), mapped back; hence its
     epsilon is at most eps(A1) + eps(A2)."""
     eps, c, rounds, tol, low, high = 1.0, 2, 3, 1, 0, 5
-    funcs = [(2, 3), (1, 1)]
-    menu = [(0, 2), (0, 5), (1, 1), (0, 0), (0, 1), (0, 3), (0, 4)]            # (function, guess)
+    funcs = [(2, 3), (1, 1)]                                                 # values on input 0 and input 1
+    menu = [(0, 5), (0, 2), (0, 3), (1, 1)]                                  # (function, guess)
     rows = [(*funcs[f], tau) for f, tau in menu]
     alg = guess_and_check_system(eps, c, rounds, rows, tol, low, high)
     a1 = sparse_vector_system(eps, c, rounds, [[abs(a - t), abs(b - t)] for a, b, t in rows], threshold=tol)
     a2 = laplace_counter_system(eps, c, funcs, low, high)
 
     def analyst(replies):
-        """Start with f0 at guess 2; after PASS switch function; after WRONG v re-check at the estimate."""
+        """Start with f0 at guess 5; after WRONG v re-check f0 at the closer of 2 and 3; after PASS ask f1."""
         if not replies:
             return 0
         if len(replies) == rounds or replies[-1][1] == "HALTED":
             return None
         q, reply = replies[-1]
-        f = menu[q][0]
         if reply == "PASS":
-            return menu.index((1 - f, 1 if f == 0 else 2))
+            return 3 if menu[q][0] == 0 else 1
         v = int(reply.split()[1])
-        return menu.index((f, v)) if (f, v) in menu else 2
+        return 1 if abs(v - 2) <= abs(v - 3) else 2
 
     def direct(t):
         nxt = analyst([(x, alg.answers[y]) for _, x, y in t])
@@ -276,7 +275,9 @@ def test_guess_and_check_is_a_simulation_of_comp_a1_a2():
     for key, pq in law_d.items():
         assert law_s[key] == pytest.approx(pq, abs=1e-15)
     assert d.epsilon() <= worst_case_epsilon(a1) + worst_case_epsilon(a2) + 1e-12
-    assert worst_case_epsilon(concurrent(a1, a2)) == pytest.approx(worst_case_epsilon(a1) + worst_case_epsilon(a2))
+    small = sparse_vector_system(eps, c, rounds, [[0, 1], [3, 2]], threshold=tol)     # all interleavings
+    both = concurrent(small, laplace_counter_system(eps, c, funcs[:1], low, high))
+    assert worst_case_epsilon(both) == pytest.approx(worst_case_epsilon(small) + worst_case_epsilon(a2))
 
 
 def test_sequential_order_is_a_restriction():
