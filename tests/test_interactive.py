@@ -252,6 +252,16 @@ def test_function_mechanism_matches_hidden_state():
     assert len(calls) == n, "answer laws must be memoised"
 
 
+def test_descriptions_keep_probabilities_and_accept_numpy_indices():
+    """A hidden-state mechanism keeps its prior and channel as probabilities (logs apart); actions may be numpy
+    integers."""
+    mech = sticky_randomized_response(math.log(3), 0.25, rounds=2)
+    np.testing.assert_allclose(mech.prior, [[0.75, 0.25], [0.25, 0.75]])
+    np.testing.assert_allclose(np.exp(mech.log_prior), mech.prior)
+    dist = transcript_distribution(fixed_adversary([np.int64(0), (np.int64(0), np.int64(0))]), mech)
+    assert len(dist.transcripts) == 4
+
+
 def test_halting_after_c_answers():
     """A hidden-state mechanism with halt_after answers halt_answer for sure after c counted answers."""
     ch = np.zeros((2, 1, 1, 3))

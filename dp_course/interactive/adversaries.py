@@ -19,9 +19,12 @@ system see :func:`dp_course.interactive.optimal.best_adversary`.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .._validation import check_int
 
@@ -43,8 +46,8 @@ def state_of(transcript: Transcript, k: int) -> tuple[tuple[tuple[int, int], ...
 
 
 def _as_action(value: Any) -> Action:
-    if isinstance(value, (int,)) and not isinstance(value, bool):
-        return (0, int(value))
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return (0, check_int("query index", value, lo=0))
     try:
         i, x = value
         return (check_int("mechanism index", i, lo=0), check_int("query index", x, lo=0))

@@ -121,7 +121,12 @@ class InteractiveMechanism(abc.ABC):
         """``ln Pr[M^b(history, query) = y]`` as an array of shape ``(2, n_answers)`` (no validation)."""
 
     def _cache(self) -> dict:
-        return self._memo  # type: ignore[attr-defined]
+        """The memo of answer laws (created on first use, so that subclasses need not declare it)."""
+        memo = getattr(self, "_memo", None)
+        if memo is None:
+            memo = {}
+            object.__setattr__(self, "_memo", memo)
+        return memo
 
     def log_answer_pmfs(self, history: Any, query: Any) -> np.ndarray:
         r"""Log answer laws of both systems: row ``b`` is :math:`\ln \Pr[\mathcal M^b(h, x) = y]` over answers ``y``.
@@ -215,6 +220,8 @@ class HiddenStateMechanism(InteractiveMechanism):
     halt_answer: int = 0
     _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _weights: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _log_prior: np.ndarray = field(default=None, init=False, repr=False, compare=False)     # type: ignore[assignment]
+    _log_channel: np.ndarray = field(default=None, init=False, repr=False, compare=False)   # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         prior = check_real_array("prior", self.prior, lo=0.0, hi=1.0 + PMF_ATOL)
@@ -241,26 +248,30 @@ class HiddenStateMechanism(InteractiveMechanism):
             if not on:
                 raise ValueError("halt_on must list at least one answer index when halt_after is set")
             object.__setattr__(self, "halt_on", on)
+        object.__setattr__(self, "prior", prior)
+        object.__setattr__(self, "channel", channel)
         with np.errstate(divide="ignore"):
-            object.__setattr__(self, "prior", np.log(prior))       # stored as logs
-            object.__setattr__(self, "channel", np.log(channel))
+            object.__setattr__(self, "_log_prior", np.log(prior))
+            object.__setattr__(self, "_log_channel", np.log(channel))
 
     @property
     def log_prior(self) -> np.ndarray:
-        return self.prior
+        """``ln prior`` (``-inf`` where a state is impossible)."""
+        return self._log_prior
 
     @property
     def log_channel(self) -> np.ndarray:
-        return self.channel
+        """``ln channel`` (``-inf`` where an answer is impossible)."""
+        return self._log_channel
 
     def _state_weights(self, history: History) -> np.ndarray:
         """``ln pi_b(s) + sum_i ln C_b(y_i | s, x_i)``, shape ``(2, S)``, memoised along prefixes."""
         if not history:
-            return self.prior
+            return self._log_prior
         out = self._weights.get(history)
         if out is None:
             x, y = history[-1]
-            out = self._state_weights(history[:-1]) + self.channel[:, :, x, y]
+            out = self._state_weights(history[:-1]) + self._log_channel[:, :, x, y]
             self._weights[history] = out
         return out
 
@@ -272,7 +283,7 @@ class HiddenStateMechanism(InteractiveMechanism):
             return out
         w = self._state_weights(history)                                   # (2, S)
         norm = special.logsumexp(w, axis=1, keepdims=True)                 # ln Pr[history | b]
-        joint = special.logsumexp(w[:, :, None] + self.channel[:, :, query, :], axis=1)   # (2, Y)
+        joint = special.logsumexp(w[:, :, None] + self._log_channel[:, :, query, :], axis=1)   # (2, Y)
         with np.errstate(invalid="ignore"):
             out = joint - norm
         # a history impossible under b: its continuations carry no mass, any law will do (uniform)
