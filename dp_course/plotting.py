@@ -110,7 +110,8 @@ def plot_pld(pld: PrivacyLossDistribution, ax=None, bins: int = 200, label: str 
              show_mean: bool = True):
     """Plot a privacy loss distribution: atoms as stems, continuous/fine-grid laws as a density.
 
-    An atom at ``+inf`` (e.g. name-and-shame) is drawn as a red marker at the right edge, labelled with its mass.
+    An atom at ``+inf`` (e.g. name-and-shame) is drawn as an orange dotted stem to the right of the finite
+    losses, marked "+∞" and labelled with its mass.
     """
     if not isinstance(pld, PrivacyLossDistribution):
         raise ValueError(f"pld must be a PrivacyLossDistribution, got {type(pld).__name__}")
@@ -137,9 +138,17 @@ def plot_pld(pld: PrivacyLossDistribution, ax=None, bins: int = 200, label: str 
     else:  # pragma: no cover - every PLD class is one of the above
         raise ValueError(f"cannot plot a {type(pld).__name__}")
     if pld.infinity_mass > 0:
-        x_inf = hi + 0.1 * max(1.0, abs(hi))
-        ax.plot([x_inf], [pld.infinity_mass], marker="^", color="#D55E00", linestyle="none",
+        # +inf has no place on the axis: draw its atom as a dotted stem well right of the finite losses, inside
+        # the axes, with the tick "+∞" under it, so that it is not read as a finite loss
+        lo = float(np.min(pld.losses)) if isinstance(pld, _AtomicPLD) and np.size(pld.losses) else hi
+        x_inf = hi + max(1.0, 0.25 * (hi - lo))
+        ax.vlines(x_inf, 0.0, pld.infinity_mass, colors=COLORS[1], linestyles=":")
+        ax.plot([x_inf], [pld.infinity_mass], marker="^", color=COLORS[1], linestyle="none",
                 label=rf"$L=+\infty$ (mass {pld.infinity_mass:.3g})")
+        left = ax.get_xlim()[0]
+        ax.set_xlim(left, x_inf + 0.1 * (x_inf - left))
+        finite = [t for t in ax.get_xticks() if left <= t <= hi + 0.5 * (x_inf - hi)]
+        ax.set_xticks([*finite, x_inf], [f"{t:g}".replace("-", "\N{MINUS SIGN}") for t in finite] + ["+∞"])
     if show_mean and np.isfinite(pld.mean):
         ax.axvline(pld.mean, color="0.3", linestyle="--", linewidth=1, label=f"mean {pld.mean:.3g}")
     ax.set_xlabel("privacy loss $L$")

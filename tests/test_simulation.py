@@ -24,6 +24,7 @@ from dp_course.simulation import (
     simulation_map,
     simulation_map_error,
 )
+from strategies import pmf
 
 METHODS = ("explicit", "linprog")
 MANY = 3 * settings.default.max_examples          # "hundreds" of examples for the main property tests
@@ -50,15 +51,6 @@ def assert_valid_map(f, p, q, eps, delta):
 # --------------------------------------------------------------------------------------------------------
 # strategies: two families of indistinguishable pairs
 # --------------------------------------------------------------------------------------------------------
-
-@st.composite
-def pmf(draw, n):
-    w = np.array(draw(st.lists(st.one_of(st.just(0.0), st.floats(1e-4, 1.0), st.floats(1e-4, 1.0)),
-                               min_size=n, max_size=n)))
-    if w.sum() == 0:
-        w[draw(st.integers(0, n - 1))] = 1.0
-    return w / w.sum()
-
 
 epsilons = st.one_of(st.just(0.0), st.floats(0.0, 1.0), st.floats(0.0, 20.0), st.sampled_from([1e-12, 1e-6]))
 # for the explicit construction, which is meant to work for every finite epsilon

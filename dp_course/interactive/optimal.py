@@ -74,13 +74,14 @@ def _hockey_terminal(eps: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     return terminal
 
 
-def _run(comp: Composition, kind: str, params: np.ndarray, record: bool, max_states: int):
+def _run(comp: Composition, kind: str, params: np.ndarray, record: bool,
+         max_states: int) -> tuple[np.ndarray, dict[tuple, tuple[Action, ...]]]:
     """Backward induction over states; returns the root value (shape (2, n) or (2,)) and, if asked, the
     maximising action per state and row."""
     mechs = comp.mechanisms
-    memo: dict = {}
-    policy: dict = {}
-    terminal = _hockey_terminal(params) if kind == "hockey" else None
+    memo: dict[tuple, np.ndarray] = {}
+    policy: dict[tuple, tuple[Action, ...]] = {}
+    terminal = _hockey_terminal(params)
 
     def child_term(kind: str, lp: np.ndarray, lq: np.ndarray, v: np.ndarray) -> np.ndarray:
         """The contribution of one answer (log-probabilities ``lp``, ``lq`` under the two inputs) followed by
@@ -109,7 +110,8 @@ def _run(comp: Composition, kind: str, params: np.ndarray, record: bool, max_sta
             v = terminal(logs) if kind == "hockey" else np.zeros((2, params.size) if kind == "renyi" else 2)
             memo[state] = v
             return v
-        best, arg = None, None
+        best: np.ndarray | None = None
+        arg: list[Action] = []
         for i in allowed:
             m = mechs[i]
             for x in range(m.n_queries):
@@ -130,8 +132,7 @@ def _run(comp: Composition, kind: str, params: np.ndarray, record: bool, max_sta
                 else:
                     acc = stacked.max(axis=0)
                 if best is None:
-                    best, arg = acc, np.zeros(acc.shape[0], dtype=object)
-                    arg[:] = [(i, x)] * acc.shape[0]
+                    best, arg = acc, [(i, x)] * acc.shape[0]
                 elif record:
                     better = acc > best
                     rows = np.any(better, axis=-1) if acc.ndim > 1 else better
@@ -140,6 +141,7 @@ def _run(comp: Composition, kind: str, params: np.ndarray, record: bool, max_sta
                     best = np.maximum(best, acc)
                 else:
                     best = np.maximum(best, acc)
+        assert best is not None                                  # some mechanism had a question left
         memo[state] = best
         if record:
             policy[state] = tuple(arg)
@@ -149,14 +151,15 @@ def _run(comp: Composition, kind: str, params: np.ndarray, record: bool, max_sta
     return root, policy
 
 
-def _combine(values: np.ndarray, direction: str, scalar: bool):
+def _combine(values: np.ndarray, direction: str, scalar: bool) -> float | np.ndarray:
     out = values.max(axis=0) if direction == "both" else values[_ROWS[direction]]
     if scalar:
         return float(np.squeeze(out))
     return np.asarray(out)
 
 
-def worst_case_delta(system: Any, epsilon: ArrayLike, direction: str = "both", max_states: int = MAX_STATES):
+def worst_case_delta(system: Any, epsilon: ArrayLike, direction: str = "both",
+                     max_states: int = MAX_STATES) -> float | np.ndarray:
     r"""The exact worst-case :math:`\delta(\varepsilon)` of an interactive system over all adversaries.
 
     .. math::
@@ -191,7 +194,8 @@ def worst_case_delta(system: Any, epsilon: ArrayLike, direction: str = "both", m
     return float(out[0]) if eps.ndim == 0 else out.reshape(eps.shape)
 
 
-def worst_case_renyi(system: Any, alpha: ArrayLike, direction: str = "both", max_states: int = MAX_STATES):
+def worst_case_renyi(system: Any, alpha: ArrayLike, direction: str = "both",
+                     max_states: int = MAX_STATES) -> float | np.ndarray:
     r"""The exact worst-case Rényi divergence of an interactive system over all adversaries.
 
     .. math::

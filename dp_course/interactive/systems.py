@@ -220,8 +220,8 @@ class HiddenStateMechanism(InteractiveMechanism):
     halt_answer: int = 0
     _memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _weights: dict = field(default_factory=dict, init=False, repr=False, compare=False)
-    _log_prior: np.ndarray = field(default=None, init=False, repr=False, compare=False)     # type: ignore[assignment]
-    _log_channel: np.ndarray = field(default=None, init=False, repr=False, compare=False)   # type: ignore[assignment]
+    _log_prior: np.ndarray = field(init=False, repr=False, compare=False)
+    _log_channel: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         prior = check_real_array("prior", self.prior, lo=0.0, hi=1.0 + PMF_ATOL)

@@ -77,7 +77,7 @@ class TranscriptDistribution:
                              "divergences cannot be computed from the pmfs; use fewer rounds or larger noise")
         return p / p.sum(), q / q.sum()
 
-    def delta(self, epsilon: ArrayLike, direction: str = "both"):
+    def delta(self, epsilon: ArrayLike, direction: str = "both") -> float | np.ndarray:
         r"""Hockey-stick divergence of the two transcript laws: the :math:`\delta(\varepsilon)` of this adversary.
 
         ``direction = "both"`` gives :math:`\max(H_{e^\varepsilon}(P\|Q), H_{e^\varepsilon}(Q\|P))`
@@ -93,7 +93,7 @@ class TranscriptDistribution:
             p, q = q, p
         return privacy_profile(p, q, epsilon, symmetric=direction == "both")
 
-    def renyi(self, alpha: ArrayLike, direction: str = "both"):
+    def renyi(self, alpha: ArrayLike, direction: str = "both") -> float | np.ndarray:
         r"""Rényi divergence of order ``alpha`` of the two transcript laws (max of both orders by default).
 
         Uses :func:`dp_course.divergences.renyi_divergence`.

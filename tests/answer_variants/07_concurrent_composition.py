@@ -1,7 +1,8 @@
 """Answer variants for ``solutions/07_concurrent_composition``: what the autograder must accept and reject.
 
-Format: see ``tests/answer_variants/01_foundations.py``.  Every extra variant index adds one submission to the
-nbgrader round trip, so the lists stop at four wrong answers and two alternatives.  Each code string replaces a
+Format: see ``tests/answer_variants/01_foundations.py`` (a wrong answer may say how many points it may score at
+most: trivial answers and library wrappers earn nothing).  Every extra variant index adds one submission to the
+nbgrader round trip, so the lists stop at four wrong answers and one alternative.  Each code string replaces a
 whole answer cell; the notebook's setup cell has already imported ``np``, ``stats``, ``special``, ``integrate``,
 ``itertools``, ``math``, the library's interactive tools and ``randomized_response_rdp``.
 """
@@ -46,10 +47,10 @@ VARIANTS = {
                 return laws[0], laws[1]
             """,
             # trivial: uniform laws
-            """
+            {"code": """
             def transcript_pmfs(eps1, eps_if_one, eps_if_zero):
                 return np.full(4, 0.25), np.full(4, 0.25)
-            """,
+            """, "at_most": 0},
         ],
     },
     # ---------------------------------------------------------------- Exercise 1 (b): delta with a Gaussian round
@@ -97,11 +98,11 @@ VARIANTS = {
                 m, t = 1 / min(sigma_if_one, sigma_if_zero), epsilon
                 return float(stats.norm.cdf(m / 2 - t / m) - np.exp(t) * stats.norm.cdf(-m / 2 - t / m))
             """,
-            # trivial: basic composition, delta = 0
-            """
+            # trivial: delta = 0
+            {"code": """
             def two_round_delta(epsilon, eps1, sigma_if_one, sigma_if_zero):
                 return 0.0
-            """,
+            """, "at_most": 0},
         ],
     },
     # ---------------------------------------------------------------- Exercise 2 (a): sticky randomized response
@@ -129,11 +130,13 @@ VARIANTS = {
                 eps1 = np.log(p1 / (1 - p1))
                 return float(n * randomized_response_rdp(alpha, eps1))
             """,
-            # the coin itself, whatever n
-            """
+            # library wrapper: exhaustive enumeration while it is feasible, the coin's divergence beyond
+            {"code": """
             def sticky_renyi(alpha, epsilon, flip, n):
+                if n <= 10:
+                    return worst_case_renyi(sticky_randomized_response(epsilon, flip, n), alpha)
                 return float(randomized_response_rdp(alpha, epsilon))
-            """,
+            """, "at_most": 0},
             # right formula in plain floating point: overflows for large n
             """
             def sticky_renyi(alpha, epsilon, flip, n):
@@ -147,10 +150,10 @@ VARIANTS = {
                 return math.log(total) / (alpha - 1)
             """,
             # trivial
-            """
+            {"code": """
             def sticky_renyi(alpha, epsilon, flip, n):
                 return 0.0
-            """,
+            """, "at_most": 0},
         ],
     },
     # ---------------------------------------------------------------- Exercise 2 (b): the concurrent composition
@@ -177,6 +180,11 @@ VARIANTS = {
             def concurrent_renyi(alpha, sticky_value, eps_fresh, m):
                 return float(sticky_value + randomized_response_rdp(alpha, eps_fresh))
             """,
+            # trivial: the sticky mechanism alone
+            {"code": """
+            def concurrent_renyi(alpha, sticky_value, eps_fresh, m):
+                return sticky_value
+            """, "at_most": 0},
         ],
     },
     # ---------------------------------------------------------------- Exercise 3: Guess-and-Check
@@ -198,8 +206,9 @@ VARIANTS = {
             """,
         ],
         "wrong": [
-            # the textbook SVT: a new threshold noise for every query
-            """
+            # the textbook SVT: a new threshold noise for every query (keeps the points for the logic, the noise
+            # scales and the seeds)
+            {"at_most": 5, "code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
                 wrong = 0 if state is None else state[1]
                 rho = rng.laplace(0, 1 / epsilon)
@@ -208,7 +217,7 @@ VARIANTS = {
                 if abs(value - guess) + rng.laplace(0, c / epsilon) >= tolerance + rho:
                     return "WRONG", value + rng.laplace(0, c / epsilon), (rho, wrong + 1)
                 return "PASS", None, (rho, wrong)
-            """,
+            """},
             # comparison noise at scale 1/epsilon instead of c/epsilon
             """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
@@ -234,10 +243,10 @@ VARIANTS = {
                 return "PASS", None, (rho, wrong)
             """,
             # trivial: always PASS
-            """
+            {"code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
                 return "PASS", None, (0.0, 0) if state is None else state
-            """,
+            """, "at_most": 0},
         ],
     },
 }
