@@ -12,6 +12,7 @@ Modules, one idea each:
 * :mod:`dp_course.renyi` – Rényi DP and zCDP
 * :mod:`dp_course.subsampling` – amplification by subsampling
 * :mod:`dp_course.dpsgd` – the DP-SGD accountant
+* :mod:`dp_course.interactive` – interactive mechanisms, concurrent composition, exact worst-case adversaries
 * :mod:`dp_course.plotting`, :mod:`dp_course.widgets` – plots and interactive explorers for the lectures
 
 A mechanism is named one way, by its frozen description in :mod:`dp_course.mechanisms`; the PLD, RDP, zCDP and
