@@ -204,7 +204,7 @@ def plot_composition_bounds(epsilon: float, ks: Sequence[int], delta_prime: floa
         raise ValueError(f"ks must contain whole numbers of compositions, got {ks_arr.tolist()}")
     ks_int = [int(k) for k in ks_arr]
     curves = {
-        "basic: $k\varepsilon$": [basic_composition([epsilon] * k, [delta] * k)[0] for k in ks_int],
+        r"basic: $k\varepsilon$": [basic_composition([epsilon] * k, [delta] * k)[0] for k in ks_int],
         "strong (Theorem 1.1)": [advanced_composition(epsilon, delta, k, delta_prime)[0] for k in ks_int],
         "optimal (exact)": [optimal_composition_epsilon(epsilon, delta, k, min(k * delta + delta_prime, 0.999))
                             for k in ks_int],
