@@ -12,6 +12,8 @@ Modules, one idea each:
 * :mod:`dp_course.renyi` – Rényi DP and zCDP
 * :mod:`dp_course.subsampling` – amplification by subsampling
 * :mod:`dp_course.dpsgd` – the DP-SGD accountant
+* :mod:`dp_course.datasets` – small real data sets bundled in installed packages (offline)
+* :mod:`dp_course.training` – logistic regression, gradient descent and noisy clipped SGD
 * :mod:`dp_course.interactive` – interactive mechanisms, concurrent composition, exact worst-case adversaries
 * :mod:`dp_course.plotting`, :mod:`dp_course.widgets` – plots and interactive explorers for the lectures
 

@@ -312,6 +312,11 @@ def scenario3_rdp(sigma: float, q: float, steps: int, n: int, sensitivity: float
     With ``tight=True`` this is exactly the DP-SGD accountant at noise multiplier :math:`n\sigma/B_2` (at
     integer orders).
 
+    ``n`` is the number the gradient sum is divided by.  The slide's DP-SGD update divides by the batch size
+    :math:`m_t`, not by the data set size: for that update pass the expected batch size :math:`m = qn`
+    (the slide's step 1 with the data set size overstates the noise multiplier by :math:`1/q`; lecture 06
+    and ``tests/test_dpsgd_scenarios.py``).
+
     Args:
         sigma: noise standard deviation > 0.
         q: Poisson sampling rate in [0, 1].
