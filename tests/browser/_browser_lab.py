@@ -1,0 +1,247 @@
+"""A course JupyterLab (started by ``run.py lab --headless``) and Debian's chromium, driven by Playwright.
+
+Only loopback traffic: the server listens on 127.0.0.1, chromium runs with its background networking off,
+every host name resolves to nothing, and a route handler aborts (and records) any request that is not for
+the server.  The server works on a copy of the course (Run All and saving never touch the repository).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(os.environ.get("DP_COURSE_ARTIFACTS", ROOT / "artifacts")) / "browser"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-default-apps", "--disable-extensions", "--no-pings",
+                 # no name resolves (the server is addressed by IP): nothing can leave the loopback
+                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
+TAG = "raises-exception"
+# a cell that draws: a plot helper, pyplot, or an explorer (their figures must be in the notebook)
+_DRAWS = re.compile(r"(?<!def )\bplot_\w+\(|\bplt\.(show|plot|subplots|figure|hist|bar|imshow)\(|_explorer\(|\binteract\(")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def course_notebooks(root: Path = ROOT) -> list[str]:
+    """Every student and solution notebook of the course, as paths relative to the repository."""
+    found = [*sorted((root / "notebooks").glob("*/*.ipynb")), *sorted((root / "solutions").glob("*/*.ipynb"))]
+    return [str(p.relative_to(root)) for p in found if ".ipynb_checkpoints" not in p.parts]
+
+
+@dataclass
+class LabServer:
+    """``run.py lab --headless`` serving ``root_dir`` (a copy of the course) on a free loopback port."""
+
+    root_dir: Path
+    work: Path
+    port: int = field(default_factory=free_port)
+    token: str = "dp-course-browser-test"
+    proc: subprocess.Popen | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def env(self) -> dict[str, str]:
+        """The server's environment: no user configuration of this machine, notebook windowing off (so every
+        cell is in the page), nothing else changed from a student's session."""
+        settings = self.work / "user-settings"
+        tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+        tracker.parent.mkdir(parents=True, exist_ok=True)
+        tracker.write_text(json.dumps({"windowingMode": "none"}))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "VIRTUAL_ENV"))}
+        env.update(JUPYTER_CONFIG_DIR=str(self.work / "jupyter-config"), JUPYTER_RUNTIME_DIR=str(self.work / "rt"),
+                   JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTERLAB_WORKSPACES_DIR=str(self.work / "ws"),
+                   PYTHONDONTWRITEBYTECODE="1")
+        return env
+
+    def start(self, timeout: float = 120) -> None:
+        log = open(self.work / "server.log", "w")  # noqa: SIM115 - closed with the server
+        # stdout is a file, not a terminal: JupyterLab then opens login shells unless configured otherwise
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "run.py"), "lab", "--headless", "--port", str(self.port), "--",
+             f"--ServerApp.token={self.token}", "--ServerApp.port_retries=0", f"--ServerApp.root_dir={self.root_dir}"],
+            cwd=ROOT, env=self.env(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}:\n{self.log_tail()}")
+            with contextlib.suppress(OSError):
+                self.api("GET", "status")
+                return
+            time.sleep(0.5)
+        raise RuntimeError(f"JupyterLab did not answer within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def log_tail(self, n: int = 30) -> str:
+        return "\n".join((self.work / "server.log").read_text(errors="replace").splitlines()[-n:])
+
+    def api(self, method: str, path: str, body: dict | None = None):
+        req = urllib.request.Request(f"{self.base}/api/{path}", method=method,
+                                     data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            data = r.read()
+        return json.loads(data) if data else None
+
+    def shutdown_kernels(self) -> None:
+        for session in self.api("GET", "sessions"):
+            self.api("DELETE", f"sessions/{session['id']}")
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        # kernels and terminals live in the server's session: nothing may outlive it
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+def copy_course(dest: Path) -> Path:
+    """A copy of what a student's JupyterLab serves: the student notebooks and the instructor sources."""
+    for name in ("notebooks", "solutions"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    return dest
+
+
+@dataclass
+class Console:
+    """What the page said: console errors, uncaught exceptions, requests that tried to leave the loopback."""
+
+    errors: list[str] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)
+
+    def attach(self, context, base: str) -> None:
+        def route(r):
+            if r.request.url.startswith((base, "data:", "blob:")):
+                r.continue_()
+            else:
+                self.external.append(r.request.url)
+                r.abort()
+
+        context.route("**/*", route)
+
+    def watch(self, page) -> None:
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(f"uncaught: {e}"))
+
+    def take(self) -> tuple[list[str], list[str]]:
+        out = (self.errors[:], self.external[:])
+        self.errors.clear()
+        self.external.clear()
+        return out
+
+
+def launch(playwright, profile: Path):
+    """Debian's chromium (never a downloaded browser) with a fresh profile."""
+    return playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
+        viewport={"width": 1280, "height": 900}, device_scale_factor=1)
+
+
+_STATE = """() => {
+  const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
+    .map(p => p.textContent.trim());
+  const ind = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
+  return {prompts, status: ind ? ind.getAttribute('data-status') : null};
+}"""
+
+
+def wait_run_all(page, timeout: float = 240) -> float:
+    """Wait until a Run All has started and finished (no cell queued or running, kernel idle for 2 s)."""
+    started = time.monotonic()
+    deadline = started + timeout
+    stable, seen = 0, False
+    while time.monotonic() < deadline:
+        st = page.evaluate(_STATE)
+        running = any(p in ("[*]:", "[*]") for p in st["prompts"])
+        seen = seen or running or any(re.fullmatch(r"\[\d+\]:?", p) for p in st["prompts"])
+        stable = stable + 1 if seen and not running and st["status"] == "idle" else 0
+        if stable >= 4:
+            return time.monotonic() - started
+        page.wait_for_timeout(500)
+    raise TimeoutError(f"Run All did not finish within {timeout:.0f} s")
+
+
+def open_notebook(page, server: LabServer, rel: str, timeout: float = 90) -> None:
+    """Open ``rel`` in a fresh workspace and wait until its kernel has started and the page is connected."""
+    page.goto(f"{server.base}/lab/tree/{rel}?reset&token={server.token}")
+    deadline = time.monotonic() + timeout
+    while not any(s["path"] == rel and s["kernel"]["execution_state"] == "idle" for s in server.api("GET", "sessions")):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the kernel of {rel} did not start within {timeout:.0f} s")
+        page.wait_for_timeout(250)
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=30_000)
+    page.wait_for_timeout(500)
+
+
+def run_all_and_save(page) -> float:
+    """Run → Run All Cells (the kernel is fresh), then File → Save; returns the Run All's wall time."""
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    seconds = wait_run_all(page)
+    page.get_by_role("menuitem", name="File", exact=True).click()
+    page.locator("li.lm-Menu-item[data-command='docmanager:save']").click()
+    page.wait_for_function("() => !document.querySelector('.jp-mod-dirty')", timeout=30_000)
+    return seconds
+
+
+def run_all_problems(nb: nbformat.NotebookNode, *, solution: bool) -> list[str]:
+    """What is wrong with a notebook saved after Run All in JupyterLab.
+
+    - Run All must reach the last code cell (an untagged cell that raises stops it there);
+    - an error output is allowed only in a cell tagged ``raises-exception`` (an unanswered exercise), and
+      not at all in a solution notebook (a full solution passes its own tests);
+    - every cell that draws has a figure (an image, or a widget whose first drawing is an image).
+    """
+    problems = []
+    code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
+    missed = [i for i, c in code if c.get("execution_count") is None]
+    if missed:
+        ran = [i for i, c in code if c.get("execution_count") is not None]
+        last = ran[-1] if ran else None
+        problems.append(f"Run All stopped: {len(missed)} of {len(code)} code cells never ran, the first is cell "
+                        f"{missed[0]} (the last that ran is cell {last}); a cell that can raise on an unanswered "
+                        f"exercise must carry the tag {TAG!r}")
+    for i, c in code:
+        errors = [o for o in c.get("outputs", []) if o.output_type == "error"]
+        if not errors:
+            continue
+        tagged = TAG in c.get("metadata", {}).get("tags", [])
+        if solution or not tagged:
+            problems.append(f"cell {i} raised {errors[0].ename}: {errors[0].evalue[:200]}"
+                            + ("" if tagged else " (untagged: not an expected unanswered-exercise error)"))
+    for i, c in code:
+        if c.get("execution_count") is None or not _DRAWS.search(c.source):
+            continue
+        kinds = {k for o in c.get("outputs", []) for k in o.get("data", {})}
+        if not kinds & {"image/png", "image/svg+xml", "application/vnd.jupyter.widget-view+json"} and not any(
+                o.output_type == "error" for o in c.get("outputs", [])):
+            problems.append(f"cell {i} draws but has no figure in its output")
+    return problems

@@ -1,0 +1,1 @@
+import sys; print("lite args", sys.argv, sys.executable)
