@@ -7,6 +7,7 @@ the server.  The server works on a copy of the course (Run All and saving never 
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
@@ -32,8 +33,24 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  # no name resolves (the server is addressed by IP): nothing can leave the loopback
                  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
 TAG = "raises-exception"
-# a cell that draws: a plot helper, pyplot, or an explorer (their figures must be in the notebook)
-_DRAWS = re.compile(r"(?<!def )\bplot_\w+\(|\bplt\.(show|plot|subplots|figure|hist|bar|imshow)\(|_explorer\(|\binteract\(")
+# a call that draws: a plot helper, pyplot, an explorer or interact (their figures must be in the notebook)
+_DRAW_CALL = re.compile(r"(\w+\.)?plot_\w+|plt\.(show|plot|subplots|figure|hist|bar|imshow|scatter)|"
+                        r"(\w+\.)?\w*_explorer|(\w+\.)?interact")
+
+
+def draws(source: str) -> bool:
+    """Does the cell call a drawing function at top level (not merely define a function that draws)?"""
+    code = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if any(isinstance(n, ast.Call) and _DRAW_CALL.fullmatch(ast.unparse(n.func)) for n in ast.walk(stmt)):
+            return True
+    return False
 
 
 def free_port() -> int:
@@ -226,8 +243,8 @@ def run_all_problems(nb: nbformat.NotebookNode, *, solution: bool) -> list[str]:
     if missed:
         ran = [i for i, c in code if c.get("execution_count") is not None]
         last = ran[-1] if ran else None
-        problems.append(f"Run All stopped: {len(missed)} of {len(code)} code cells never ran, the first is cell "
-                        f"{missed[0]} (the last that ran is cell {last}); a cell that can raise on an unanswered "
+        problems.append(f"Run All stopped at cell {last} of {len(nb.cells)}: {len(missed)} of {len(code)} code "
+                        f"cells never ran, from cell {missed[0]} on; a cell that can raise on an unanswered "
                         f"exercise must carry the tag {TAG!r}")
     for i, c in code:
         errors = [o for o in c.get("outputs", []) if o.output_type == "error"]
@@ -238,7 +255,7 @@ def run_all_problems(nb: nbformat.NotebookNode, *, solution: bool) -> list[str]:
             problems.append(f"cell {i} raised {errors[0].ename}: {errors[0].evalue[:200]}"
                             + ("" if tagged else " (untagged: not an expected unanswered-exercise error)"))
     for i, c in code:
-        if c.get("execution_count") is None or not _DRAWS.search(c.source):
+        if c.get("execution_count") is None or not draws(c.source):
             continue
         kinds = {k for o in c.get("outputs", []) for k in o.get("data", {})}
         if not kinds & {"image/png", "image/svg+xml", "application/vnd.jupyter.widget-view+json"} and not any(
