@@ -67,7 +67,7 @@ def ensure_env(extras: tuple[str, ...] = ()) -> None:
 
     One progress line; pip's output goes to ``.venv/setup.log`` (its tail is shown when pip fails).
     """
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - run.py must say so on an older python3
         _die(f"Python 3.11 or newer is needed, this is {sys.version.split()[0]}")
     have = _installed_extras()
     if have is not None and set(extras) <= have:
@@ -100,7 +100,7 @@ def ensure_lite_env() -> None:
     A separate environment: jupyterlite's lab extensions break a JupyterLab in the same environment (console
     errors), and the site must not pick up the instructor's extensions (nbgrader) from it.
     """
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - run.py must say so on an older python3
         _die(f"Python 3.11 or newer is needed, this is {sys.version.split()[0]}")
     reqs = _lite_requirements()
     stamp, py = LITE_VENV / ".dp-course-stamp", LITE_VENV / BIN.name / PY.name

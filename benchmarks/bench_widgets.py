@@ -129,9 +129,9 @@ def main() -> int:
     for name, setting, make, compute, values in CASES:
         draw = make().draw
         compute(values)                       # warm caches and imports once
-        t_compute = best_cpu(lambda: compute(values))
-        t_figure = best_cpu(lambda: draw(**values))
-        t_png = best_cpu(lambda: draw(**values).savefig(os.devnull, format="png"))
+        t_compute = best_cpu(lambda c=compute, v=values: c(v))
+        t_figure = best_cpu(lambda d=draw, v=values: d(**v))
+        t_png = best_cpu(lambda d=draw, v=values: d(**v).savefig(os.devnull, format="png"))
         rows.append(dict(explorer=name, setting=setting, compute_s=t_compute, figure_s=t_figure, png_s=t_png,
                          ratio_to_budget=t_compute / BUDGET))
         print(f"{name:22s} {setting:26s} compute {1e3 * t_compute:7.1f} ms  figure {1e3 * t_figure:7.1f} ms  "

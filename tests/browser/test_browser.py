@@ -145,9 +145,9 @@ def test_run_all_in_jupyterlab(lab, rel, record_property):
         problems.append(f"{n_images} figures in the notebook, {rendered} rendered in the page")
     # maths
     page.wait_for_timeout(1000)
-    if any("$" in c.source for c in saved.cells if c.cell_type == "markdown"):
-        if panel.locator("mjx-container").count() == 0:
-            problems.append("the Markdown has maths but MathJax rendered none")
+    has_maths = any("$" in c.source for c in saved.cells if c.cell_type == "markdown")
+    if has_maths and panel.locator("mjx-container").count() == 0:
+        problems.append("the Markdown has maths but MathJax rendered none")
     merrors = panel.locator("mjx-merror").all_inner_texts()
     if merrors:
         problems.append(f"MathJax errors: {merrors[:5]}")
