@@ -94,11 +94,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=120, help="seconds per cell (default 120)")
     parser.add_argument("--solutions", type=Path, default=ROOT / "solutions", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    sources = lectures(args.solutions, args.only)
     os.environ[STATIC_ENV] = "1"           # inherited by the kernels: explorers draw static figures
     os.environ.pop("MPLBACKEND", None)     # inline figures
     args.output.mkdir(parents=True, exist_ok=True)
     entries, errors = [], []
-    for source in lectures(args.solutions, args.only):
+    for source in sources:
         started = time.monotonic()
         name, errs = build_one(source, args.output, args.timeout)
         entries.append({"file": f"{source.stem}.html", "title": name})
