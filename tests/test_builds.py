@@ -64,7 +64,8 @@ def test_html_build_names_the_lectures_it_knows():
 
 def test_lite_build_has_the_student_notebooks_and_the_wheel(tmp_path):
     if not LITE_PY.exists():
-        reason = "the JupyterLite tools are not installed (.venv-lite; `python3 run.py test` or `run.py lite` sets them up)"
+        reason = ("the JupyterLite tools are not installed (.venv-lite; `python3 run.py test` or `run.py lite` "
+                  "sets them up)")
         if os.environ.get("DP_COURSE_CI") == "1":
             pytest.fail(reason + " (required in CI: DP_COURSE_CI=1)")
         pytest.skip(reason)

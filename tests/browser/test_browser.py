@@ -14,6 +14,7 @@ with the reason; with ``DP_COURSE_CI=1`` that is a failure.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -22,8 +23,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from _browser_lab import (ARTIFACTS, CHROMIUM, Console, LabServer, copy_course, course_notebooks, launch,
-                          open_notebook, run_all_and_save, run_all_problems)
+from _browser_lab import (ARTIFACTS, CHROMIUM, Console, course_notebooks, launch, open_notebook, run_all_and_save,
+                          run_all_problems)
+from _lab_server import LabServer, copy_course
 
 pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.slow]
 
@@ -102,6 +104,12 @@ def test_landing_page_renders_and_hides_instructor_tools(lab):
     _assert_clean(console, "landing page")
 
 
+def _log_timing(rel: str, **values) -> None:
+    """One JSON line per notebook in artifacts/browser/timings.jsonl (Run All and redraw times)."""
+    with open(ARTIFACTS / "timings.jsonl", "a") as f:
+        f.write(json.dumps({"notebook": rel, **values}) + "\n")
+
+
 def _explorers(page):
     """Output areas holding a slider widget and a figure: the explorers (and any ``interact``)."""
     return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output:has(.widget-slider)")
@@ -126,12 +134,11 @@ def _move_slider_and_wait_for_redraw(page, area) -> float:
 
 
 @pytest.mark.parametrize("rel", NOTEBOOKS)
-def test_run_all_in_jupyterlab(lab, rel, record_property):
+def test_run_all_in_jupyterlab(lab, rel):
     server, page, console = lab
     slug = _slug(rel)
     open_notebook(page, server, rel)
     seconds = run_all_and_save(page)
-    record_property("run_all_seconds", round(seconds, 1))
     panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").first
     page.screenshot(path=ARTIFACTS / f"{slug}-end.png")
     problems = run_all_problems(nbformat.read(server.root_dir / rel, as_version=4),
@@ -153,17 +160,21 @@ def test_run_all_in_jupyterlab(lab, rel, record_property):
         problems.append(f"MathJax errors: {merrors[:5]}")
     # explorers: widgets, and a redraw after a slider move
     explorers = _explorers(page)
+    redraws: list[float] = []
     for i in range(explorers.count()):
         area = explorers.nth(i)
         try:
             latency = _move_slider_and_wait_for_redraw(page, area)
-            record_property(f"explorer_{i}_redraw_seconds", round(latency, 2))
+            redraws.append(round(latency, 2))
         except Exception as exc:  # noqa: BLE001 - reported with the others below
             problems.append(f"explorer {i} did not redraw after a slider move: {type(exc).__name__}: {exc}"[:300])
         area.screenshot(path=ARTIFACTS / f"{slug}-explorer{i}.png")
     if "_explorer(" in "".join(c.source for c in saved.cells) and explorers.count() == 0:
         problems.append("the notebook calls an explorer but no slider widget rendered")
-    page.screenshot(path=ARTIFACTS / f"{slug}-last-explorer.png")
+    figures = panel.locator(".jp-OutputArea-output:has(img):not(:has(.widget-slider))")
+    for i in range(figures.count()):
+        figures.nth(i).screenshot(path=ARTIFACTS / f"{slug}-figure{i}.png")
+    _log_timing(rel, run_all_seconds=round(seconds, 1), redraw_seconds=redraws, figures=figures.count())
     server.shutdown_kernels()
     errors, external = console.take()
     problems += [f"console error: {e[:300]}" for e in errors]
