@@ -152,22 +152,23 @@ def plot_privacy_profile(curves: Mapping[str, Any], epsilons: ArrayLike | None =
     return ax
 
 
-def _draw_infinity_atom(ax: Axes, lo: float, hi: float, mass: float, stems: bool) -> float:
-    """Draw the atom at :math:`+\\infty` beyond a dotted break right of the finite losses; label its tick."""
-    if hi - lo < 1.0:  # one atom or a narrow law: show a unit-wide window around it
-        mid = 0.5 * (lo + hi)
-        lo, hi = mid - 0.5, mid + 0.5
-    span = hi - lo
-    x_inf = hi + 0.3 * span
-    if stems:
-        ax.vlines([x_inf], 0.0, [mass], color=INFINITY_COLOR, linewidth=1.5)
-    ax.plot([x_inf], [mass], marker="o", color=INFINITY_COLOR, linestyle="none",
+def _draw_infinity_atom(ax: Axes, lo: float, hi: float, mass: float) -> float:
+    """Draw the atom at :math:`+\\infty` as a dotted stem well right of the finite losses (``lo``..``hi``),
+    beyond a dotted break and clear of the axis edge, above a tick labelled "+∞"; returns its position."""
+    span = max(hi - lo, 1.0)
+    pad = 0.5 * (span - (hi - lo))          # a narrow finite part (one atom) sits in a unit-wide window
+    x_inf = hi + max(1.0, 0.3 * span)
+    ax.vlines([x_inf], 0.0, [mass], colors=INFINITY_COLOR, linestyles=":", linewidth=1.5)
+    ax.plot([x_inf], [mass], marker="^", color=INFINITY_COLOR, linestyle="none",
             label=rf"$L = +\infty$ (mass {mass:.3g})")
-    ax.axvline(hi + 0.15 * span, color="0.5", linestyle=":", linewidth=1)
-    ax.set_xlim(lo - 0.1 * span, x_inf + 0.15 * span)
-    finite_ticks = [t for t in MaxNLocator(nbins=4).tick_values(lo, hi) if lo - 0.1 * span <= t <= hi + 0.05 * span]
+    right = hi + min(pad, 0.4 * (x_inf - hi))
+    ax.axvline(0.5 * (right + x_inf), color="0.6", linestyle=":", linewidth=1)
+    left = lo - max(pad, 0.1 * span)
+    ax.set_xlim(left, x_inf + 0.15 * (x_inf - left))
+    finite_ticks = [t for t in MaxNLocator(nbins=3).tick_values(left, right) if left <= t <= right + 1e-12]
     ax.xaxis.set_major_locator(FixedLocator([*finite_ticks, x_inf]))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: r"$+\infty$" if np.isclose(v, x_inf) else f"{v:g}"))
+    ax.xaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: "+∞" if np.isclose(v, x_inf) else f"{v:g}".replace("-", "\N{MINUS SIGN}")))
     return x_inf
 
 
@@ -175,9 +176,9 @@ def plot_pld(pld: PrivacyLossDistribution, ax: Axes | None = None, bins: int = 2
              show_mean: bool = True) -> Axes:
     r"""Plot a privacy loss distribution: atoms as stems, continuous or fine-grid laws as a density.
 
-    An atom at :math:`L = +\infty` (e.g. name-and-shame) is drawn as a vermillion stem beyond a dotted break,
-    right of the finite losses and clear of the axis edge, at a tick labelled :math:`+\infty`; its mass is in
-    the legend.
+    An atom at :math:`L = +\infty` (e.g. name-and-shame) is drawn as a vermillion dotted stem with a triangle,
+    beyond a dotted break at least one unit right of the finite losses and clear of the axis edge, above a
+    tick labelled "+∞"; its mass is in the legend.
 
     Args:
         pld: the privacy loss distribution.
@@ -196,7 +197,6 @@ def plot_pld(pld: PrivacyLossDistribution, ax: Axes | None = None, bins: int = 2
         raise ValueError(f"pld must be a PrivacyLossDistribution, got {type(pld).__name__}")
     ax = _axes(ax)
     label = label or type(pld).__name__
-    stems = False
     if isinstance(pld, GaussianPLD):
         sd = max(pld.std, 1e-12)
         x = np.linspace(pld.mu - 5 * sd, pld.mu + 5 * sd, 400)
@@ -208,7 +208,6 @@ def plot_pld(pld: PrivacyLossDistribution, ax: Axes | None = None, bins: int = 2
         if losses.size <= 60:
             ax.stem(losses, probs, label=label, basefmt=" ")
             ax.set_ylabel("probability")
-            stems = True
         else:
             # many atoms (a grid or a long composition): show mass per unit of loss on `bins` bins
             edges = np.linspace(losses.min(), losses.max() + 1e-12, bins + 1)
@@ -219,7 +218,7 @@ def plot_pld(pld: PrivacyLossDistribution, ax: Axes | None = None, bins: int = 2
     else:  # pragma: no cover - every PLD class is one of the above
         raise ValueError(f"cannot plot a {type(pld).__name__}")
     if pld.infinity_mass > 0:
-        _draw_infinity_atom(ax, float(lo), float(hi), pld.infinity_mass, stems)
+        _draw_infinity_atom(ax, float(lo), float(hi), pld.infinity_mass)
     if show_mean and np.isfinite(pld.mean):
         ax.axvline(pld.mean, color="0.3", linestyle="--", linewidth=1, label=f"mean {pld.mean:.3g}")
     ax.set_xlabel("privacy loss $L$")

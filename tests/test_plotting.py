@@ -88,7 +88,8 @@ def test_pld_infinity_atom_is_apart_inside_the_axes_and_labelled(delta):
     assert x_inf - finite_max >= 0.1 * (hi - lo), "the +inf atom must be set apart from the finite losses"
     assert lo < x_inf < hi and (hi - x_inf) >= 0.08 * (hi - lo), "the +inf atom must not sit at the axis edge"
     labels = {round(t.get_loc(), 9): t.label1.get_text() for t in ax.xaxis.get_major_ticks()}
-    assert labels[round(x_inf, 9)] == r"$+\infty$"
+    assert labels[round(x_inf, 9)] == "+∞"
+    assert x_inf >= finite_max + 1.0
     assert "mass" in marker.get_label() and f"{delta:.3g}" in marker.get_label()
     assert_legend_clear(ax)        # below the middle panel, clear of its neighbours
 
