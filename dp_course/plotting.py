@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -29,6 +30,9 @@ from numpy.typing import ArrayLike
 from ._validation import check_delta, check_epsilon, check_pmf_pair, check_real_array
 from .composition import advanced_composition, basic_composition, optimal_composition_epsilon
 from .pld import DiscretePLD, GaussianPLD, GridPLD, PrivacyLossDistribution
+
+if TYPE_CHECKING:  # matplotlib >= 3.9; only the type checker needs it
+    from matplotlib.typing import RcKeyType
 
 __all__ = [
     "COLORS",
@@ -50,8 +54,8 @@ COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0
 INFINITY_COLOR = COLORS[1]
 """Colour of the atom at :math:`L = +\\infty` in :func:`plot_pld` (vermillion)."""
 
-_STYLE = {
-    "axes.prop_cycle": mpl.cycler(color=COLORS),
+_STYLE: dict[RcKeyType, Any] = {
+    "axes.prop_cycle": cycler(color=COLORS),
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,

@@ -1,7 +1,7 @@
 r"""Interactive explorers for the lectures (ipywidgets + matplotlib).
 
-Each explorer returns an ``ipywidgets`` box: sliders (and text fields) above a figure that is redrawn when a
-control changes.  Where widgets are not available (no ``ipywidgets``, or ``DP_COURSE_STATIC_PLOTS=1`` as in
+Each explorer returns an ``ipywidgets`` box: sliders (and text fields) above an image of the figure, redrawn
+when a control changes.  Where widgets are not available (no ``ipywidgets``, or ``DP_COURSE_STATIC_PLOTS=1`` as in
 the read-only HTML build) it returns a :class:`StaticExplorer` instead, which Jupyter shows as the figure of
 the default setting.  Either way the drawing function is exposed as ``.draw(**values)``: it returns a
 matplotlib ``Figure`` (drawn by Agg, unknown to pyplot), so tests and curious students can call it directly.
@@ -14,7 +14,9 @@ Explorers:
 * :func:`simulation_explorer` - two small pmfs, the simulation map F from leaky randomized response, and
   the check that F(U) ~ P and F(V) ~ Q;
 * :func:`dpsgd_explorer` - DP-SGD's epsilon as the noise multiplier, the sampling rate and the number of
-  steps change.
+  steps change;
+* :func:`rr_accuracy_explorer` - how accurate a randomized-response survey is, as ε and the number of
+  respondents change.
 """
 
 from __future__ import annotations
@@ -26,27 +28,27 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from numpy.typing import ArrayLike
 
-from ._validation import check_delta, check_pmf_pair, check_real
+from ._validation import check_delta, check_int, check_pmf_pair, check_probability, check_real
 from .divergences import privacy_profile
 from .dpsgd import dpsgd_rdp
 from .mechanisms import GaussianMechanism, LaplaceMechanism, RandomizedResponse
 from .pld import PrivacyLossDistribution
-from .plotting import (new_figure, plot_composition, plot_pld, plot_pmf_pair, plot_privacy_profile,
+from .plotting import (COLORS, new_figure, plot_composition, plot_pld, plot_pmf_pair, plot_privacy_profile,
                        plot_simulation_check, plot_simulation_map)
 from .renyi import rdp_to_dp_epsilon_and_order
 from .simulation import LEAKY_OUTCOMES, leaky_randomized_response, simulation_map
 
 try:
-    import ipywidgets
-    from IPython.display import Image, display
+    import ipywidgets  # type: ignore[import-untyped]
 except ImportError:  # the explorers then return a StaticExplorer
     ipywidgets = None
 
 __all__ = ["STATIC_ENV", "widgets_available", "StaticExplorer", "pld_explorer", "composition_explorer",
-           "simulation_explorer", "dpsgd_explorer"]
+           "simulation_explorer", "dpsgd_explorer", "rr_accuracy_explorer"]
 
 STATIC_ENV = "DP_COURSE_STATIC_PLOTS"
 """Set this environment variable to ``1`` to get static figures instead of widgets (the HTML build does)."""
@@ -83,24 +85,24 @@ class StaticExplorer:
         return _png(self.figure)
 
 
-def _explorer(draw: Callable[..., Figure], defaults: dict[str, Any], controls: Callable[[], dict[str, Any]]):
-    """Widgets from ``controls()`` (one per argument of ``draw``) above the figure, or a StaticExplorer."""
+def _explorer(draw: Callable[..., Figure], defaults: dict[str, Any],
+              controls: Callable[[], dict[str, Any]]) -> Any:
+    """Controls from ``controls()`` (one per argument of ``draw``) above an image of the figure, redrawn when a
+    control changes; or, where widgets are not available, a :class:`StaticExplorer` of ``defaults``."""
     if not widgets_available():
         return StaticExplorer(draw(**defaults), draw)
-    out = ipywidgets.Output()
-
-    def update(**values: Any) -> None:
-        png = _png(draw(**values))
-        out.clear_output(wait=True)
-        with out:
-            display(Image(png))
-
     widgets = controls()
+    image = ipywidgets.Image(format="png")
+
+    def update(change: Any = None) -> None:
+        image.value = _png(draw(**{name: w.value for name, w in widgets.items()}))
+
     for w in widgets.values():
         w.style.description_width = "initial"
-    ipywidgets.interactive_output(update, widgets)
-    box = ipywidgets.VBox([ipywidgets.HBox(list(widgets.values())), out])
-    box.draw = draw  # type: ignore[attr-defined]
+        w.observe(update, names="value")
+    update()
+    box = ipywidgets.VBox([ipywidgets.HBox(list(widgets.values())), image])
+    box.draw = draw
     return box
 
 
@@ -136,12 +138,12 @@ def _family(mechanism: str) -> _Family:
     return _MECHANISMS[mechanism]
 
 
-def _param_slider(fam: _Family, value: float):
+def _param_slider(fam: _Family, value: float) -> Any:
     return ipywidgets.FloatSlider(value=value, min=fam.lo, max=fam.hi, step=fam.step, description=fam.symbol,
                                   continuous_update=False)
 
 
-def pld_explorer(mechanism: str = "randomized response"):
+def pld_explorer(mechanism: str = "randomized response") -> Any:
     r"""Sliders for the mechanism's parameter (ε, or σ for the Gaussian) and k; plots the PLD of k runs.
 
     Args:
@@ -167,7 +169,7 @@ def pld_explorer(mechanism: str = "randomized response"):
         "k": ipywidgets.IntSlider(value=1, min=1, max=200, description="k", continuous_update=False)})
 
 
-def composition_explorer(mechanism: str = "randomized response"):
+def composition_explorer(mechanism: str = "randomized response") -> Any:
     r"""Sliders for the parameter and k; plots the exact privacy profiles of one run, k runs and 2k runs.
 
     The point: doubling the number of runs moves the profile far less than twice as far.  The epsilon at
@@ -191,7 +193,7 @@ def composition_explorer(mechanism: str = "randomized response"):
         k = int(k)
         base = fam.build(param)
         runs = {"one run": base, f"k = {k} runs": base.self_compose(k), f"2k = {2 * k} runs": base.self_compose(2 * k)}
-        eps_k, eps_2k = (runs[name].epsilon_for_delta(COMPOSITION_DELTA) for name in list(runs)[1:])
+        eps_k, eps_2k = (float(runs[name].epsilon_for_delta(COMPOSITION_DELTA)) for name in list(runs)[1:])
         x_max = max(1.25 * eps_2k, 0.5)
         fig, (ax,) = new_figure()
         plot_privacy_profile(runs, np.linspace(0.0, x_max, 300), ax=ax)
@@ -228,13 +230,13 @@ def _parse_pmf(name: str, text: str) -> np.ndarray:
     return w / w.sum()
 
 
-def _message(ax, text: str) -> None:
+def _message(ax: Axes, text: str) -> None:
     ax.set_axis_off()
     ax.text(0.5, 0.5, text, ha="center", va="center", wrap=True, transform=ax.transAxes)
 
 
 def simulation_explorer(p: ArrayLike = (0.5, 0.3, 0.2), q: ArrayLike = (0.25, 0.35, 0.4), epsilon: float = 0.5,
-                        delta: float | None = None):
+                        delta: float | None = None) -> Any:
     r"""Edit two small pmfs P, Q and (ε, δ); see the simulation map F and the check F(U) ~ P, F(V) ~ Q.
 
     :math:`U, V` is leaky randomized response with parameters (ε, δ); the simulation lemma says a map
@@ -303,7 +305,7 @@ def simulation_explorer(p: ArrayLike = (0.5, 0.3, 0.2), q: ArrayLike = (0.25, 0.
 # DP-SGD accountant
 # --------------------------------------------------------------------------------------------------------
 
-def dpsgd_explorer(sigma: float = 1.1, q: float = 0.01, steps: int = 1000, delta: float = 1e-5):
+def dpsgd_explorer(sigma: float = 1.1, q: float = 0.01, steps: int = 1000, delta: float = 1e-5) -> Any:
     r"""Sliders for the noise multiplier σ, the sampling rate q and the number of steps T; plots ε against T.
 
     ε is the DP-SGD accountant's (:mod:`dp_course.dpsgd`: exact RDP of the Poisson-subsampled Gaussian,
@@ -352,3 +354,67 @@ def dpsgd_explorer(sigma: float = 1.1, q: float = 0.01, steps: int = 1000, delta
                                        readout_format=".4f", continuous_update=False),
         "steps": ipywidgets.FloatLogSlider(value=t0, base=10, min=0, max=5, step=0.05, description="T",
                                            readout_format=".0f", continuous_update=False)})
+
+
+# --------------------------------------------------------------------------------------------------------
+# randomized response surveys (lecture 01; written for issue 10, on this module's explorer framework)
+# --------------------------------------------------------------------------------------------------------
+
+def rr_accuracy_explorer(true_fraction: float = 0.3, surveys: int = 2000, seed: int = 0) -> Any:
+    r"""Sliders for epsilon and the survey size n; histogram of the debiased randomized-response estimate.
+
+    Each drawing simulates ``surveys`` surveys of ``n`` respondents answering with randomized response at
+    level :math:`\varepsilon` (truthful with probability :math:`t = e^\varepsilon/(1+e^\varepsilon)`), and
+    debiases the share :math:`\hat q` of reported ones (Warner 1965):
+
+    .. math:: \hat\pi = \frac{\hat q - (1 - t)}{2t - 1}, \qquad
+              \operatorname{sd}(\hat\pi) = \frac{\sqrt{q(1-q)/n}}{2t - 1}, \quad q = t\pi + (1-t)(1-\pi).
+
+    The histogram window is the true fraction :math:`\pm 4.5` standard deviations, so it follows the spread
+    at every :math:`\varepsilon` (the share of estimates outside it, below 1e-5 in theory, is printed when
+    there are any).  The simulation is seeded: the same slider values always give the same picture.
+
+    Args:
+        true_fraction: the share :math:`\pi` of respondents whose true answer is 1, in [0, 1].
+        surveys: number of simulated surveys per drawing, an integer >= 10.
+        seed: seed of the simulation, an integer >= 0.
+
+    Returns:
+        An ``ipywidgets.VBox`` (``.draw(epsilon, n)`` returns the figure), or a :class:`StaticExplorer` of
+        the default setting (ε = 1, n = 1000) where widgets are not available.
+
+    Raises:
+        ValueError: for a parameter out of range.
+
+    Source: Warner 1965, "Randomized response", JASA 60(309).
+    """
+    true_fraction = check_probability("true_fraction", true_fraction)
+    surveys = check_int("surveys", surveys, lo=10)
+    seed = check_int("seed", seed, lo=0)
+
+    def draw(epsilon: float, n: int) -> Figure:
+        n = int(n)
+        t = RandomizedResponse(epsilon).truth_probability
+        q = t * true_fraction + (1 - t) * (1 - true_fraction)
+        gain = 2 * t - 1  # tanh(epsilon / 2): what is left of the signal
+        estimates = (np.random.default_rng(seed).binomial(n, q, size=surveys) / n - (1 - t)) / gain
+        sd = np.sqrt(q * (1 - q) / n) / gain
+        window = (true_fraction - 4.5 * sd, true_fraction + 4.5 * sd)
+        outside = np.mean((estimates < window[0]) | (estimates > window[1]))
+        fig, (ax,) = new_figure(figsize=(8.5, 3.4))
+        ax.hist(estimates, bins=50, range=window, density=True, color=COLORS[0], alpha=0.7,
+                label=f"{surveys} simulated surveys")
+        ax.axvspan(true_fraction - 2 * sd, true_fraction + 2 * sd, color=COLORS[2], alpha=0.12,
+                   label="true fraction ± 2 sd")
+        ax.axvline(true_fraction, color="black", linestyle="--", label=f"true fraction {true_fraction:g}")
+        note = f"; {outside:.1%} outside the window" if outside > 0 else ""
+        ax.set(xlim=window, xlabel="debiased estimate of the fraction", ylabel="density",
+               title=f"ε = {epsilon:.2f}, n = {n}: standard deviation {sd:.3f}{note}")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        return fig
+
+    return _explorer(draw, {"epsilon": 1.0, "n": 1000}, lambda: {
+        "epsilon": ipywidgets.FloatLogSlider(value=1.0, base=10, min=-1, max=1, step=0.05, description="ε",
+                                             continuous_update=False),
+        "n": ipywidgets.IntSlider(value=1000, min=100, max=20_000, step=100, description="n",
+                                  continuous_update=False)})
