@@ -57,7 +57,7 @@ def build_wheel(work: Path) -> Path:
         f'[project]\nname = "dp-course"\nversion = "{_version()}"\nrequires-python = ">=3.11"\n'
         f"dependencies = [{deps}]\n"
         'description = "The helper library of the dp-course notebooks (JupyterLite build)."\n\n'
-        '[tool.setuptools]\npackages = ["dp_course"]\n')
+        '[tool.setuptools.packages.find]\ninclude = ["dp_course*"]\n')
     out = work / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
                     "--disable-pip-version-check", "-w", str(out), str(src)], check=True)
