@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -20,6 +18,7 @@ import pytest  # noqa: E402
 
 from dp_course.mechanisms import NameAndShame, RandomizedResponse  # noqa: E402
 from dp_course.plotting import plot_pld  # noqa: E402
+from dp_course import widgets  # noqa: E402
 from dp_course.widgets import rr_accuracy_explorer  # noqa: E402
 
 
@@ -71,10 +70,10 @@ def test_same_sliders_same_picture():
 
 
 def test_static_fallback_without_ipywidgets(monkeypatch):
-    plt.close("all")
-    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # makes `import ipywidgets` raise ImportError
-    assert rr_accuracy_explorer() is None
-    fig = plt.gcf()
+    monkeypatch.setattr(widgets, "ipywidgets", None)  # as if `import ipywidgets` had failed
+    explorer = rr_accuracy_explorer()
+    assert isinstance(explorer, widgets.StaticExplorer)
+    fig = explorer.figure
     fig.canvas.draw()
     ax = fig.axes[0]
     assert "ε = 1.00, n = 1000" in ax.get_title()

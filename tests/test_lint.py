@@ -41,12 +41,6 @@ PENDING: dict[tuple[str, str], str] = {
                             "branch, which adds to it, has landed",
     ("simulation.py", "length"): "584 lines; to be split after the lectures 03/04 branch, which adds to it, "
                                  "has landed",
-    ("plotting.py", "imports"): "imports inside functions; owned by the explorers/UX branch (issue 14)",
-    ("plotting.py", "private"): "imports dp_course.pld._AtomicPLD; the public name is dp_course.pld.AtomicPLD "
-                                "(explorers/UX branch, issue 14)",
-    ("widgets.py", "imports"): "imports ipywidgets inside functions; owned by the explorers/UX branch (issue 14)",
-    ("plotting.py", "annotations"): "public functions not annotated yet; owned by the explorers/UX branch",
-    ("widgets.py", "annotations"): "public functions not annotated yet; owned by the explorers/UX branch",
 }
 """(file, check) -> why it is allowed to fail for now."""
 
