@@ -12,7 +12,7 @@ add/remove neighbouring datasets this is the Poisson-subsampled Gaussian mechani
 3. converts to :math:`(\varepsilon, \delta)` with the improved conversion of Canonne, Kamath & Steinke 2020
    (arXiv:2004.00010, Proposition 12), minimised over the orders.
 
-**Fractional orders.**  dp-accounting's default orders (:data:`dp_course.renyi.DEFAULT_ORDERS`) are mostly
+**Fractional orders.**  dp-accounting's default orders (:data:`dp_course.rdp_accounting.DEFAULT_ORDERS`) are mostly
 fractional (1.1, ..., 10.9).  They are computed *exactly* here (signed Mironov–Talwar–Zhang series, checked
 against multiprecision quadrature in the tests).  dp-accounting 0.6.0 sums the absolute values of the series
 terms, which overestimates the RDP at fractional orders (by up to ~5% near order 1.1 for q = 0.01,
@@ -36,8 +36,9 @@ from scipy import optimize
 
 from ._validation import check_delta, check_int, check_orders, check_probability, check_real
 from .mechanisms import GaussianMechanism, noise_multiplier
-from .renyi import RDPCurve, rdp_to_dp_epsilon_and_order, zcdp_rho_for_dp
+from .rdp_accounting import RDPCurve, rdp_to_dp_epsilon_and_order
 from .subsampling import poisson_subsampled_gaussian_rdp, poisson_subsampled_rdp_bound
+from .zcdp import zcdp_rho_for_dp
 
 __all__ = [
     "dpsgd_rdp",
@@ -68,10 +69,10 @@ def dpsgd_rdp(q: float, sigma: float | GaussianMechanism, steps: int,
             :class:`~dp_course.mechanisms.GaussianMechanism` of one step (noise multiplier
             ``sigma / sensitivity``).
         steps: number of steps T, an integer >= 0.
-        orders: orders > 1 (``None``: :data:`dp_course.renyi.DEFAULT_ORDERS`).
+        orders: orders > 1 (``None``: :data:`dp_course.rdp_accounting.DEFAULT_ORDERS`).
 
     Returns:
-        :class:`dp_course.renyi.RDPCurve`.
+        :class:`dp_course.rdp_accounting.RDPCurve`.
 
     Raises:
         ValueError: if an argument is out of range.
@@ -130,7 +131,7 @@ def dpsgd_delta(q: float, sigma: float | GaussianMechanism, steps: int, epsilon:
                 orders: npt.ArrayLike | None = None, method: str = "improved") -> float:
     r"""Delta of DP-SGD after ``steps`` steps at a target ``epsilon`` (minimum over orders).
 
-    Uses :meth:`dp_course.renyi.RDPCurve.delta` on the curve of :func:`dpsgd_rdp`.
+    Uses :meth:`dp_course.rdp_accounting.RDPCurve.delta` on the curve of :func:`dpsgd_rdp`.
 
     Raises:
         ValueError: if an argument is out of range.
@@ -256,7 +257,7 @@ def scenario2_gaussian_sigma(epsilon: float, delta: float, steps: int, n: int, s
 
     1. The zCDP budget: :math:`\rho = (\sqrt{\ln(1/\delta)+\varepsilon} - \sqrt{\ln(1/\delta)})^2`
        (Bun–Steinke inverse; the slide drops the square, ERRATA item 6).  ``method="improved"`` uses the
-       larger :math:`\rho` of the improved conversion instead (:func:`dp_course.renyi.zcdp_rho_for_dp`).
+       larger :math:`\rho` of the improved conversion instead (:func:`dp_course.zcdp.zcdp_rho_for_dp`).
     2. zCDP composes additively: :math:`\rho/T` per step.
     3. Noise :math:`N(0, \sigma^2)` on the average of :math:`n` clipped gradients (:math:`\ell_2`-sensitivity
        :math:`B_2/n`) is :math:`B_2^2/(2n^2\sigma^2)`-zCDP (tight, ``tight=True``), so
@@ -327,7 +328,7 @@ def scenario3_rdp(sigma: float, q: float, steps: int, n: int, sensitivity: float
         tight: see step 1.
 
     Returns:
-        :class:`dp_course.renyi.RDPCurve`.
+        :class:`dp_course.rdp_accounting.RDPCurve`.
 
     Raises:
         ValueError: if an argument is out of range.

@@ -382,7 +382,7 @@ def plot_simulation_map(F: ArrayLike, row_labels: Sequence[str], ax: Axes | None
 
     Args:
         F: a row-stochastic matrix (4 x n for leaky randomized response).
-        row_labels: one name per row (e.g. :data:`dp_course.simulation.LEAKY_OUTCOMES`).
+        row_labels: one name per row (e.g. :data:`dp_course.leaky.LEAKY_OUTCOMES`).
         ax: the Axes to draw on (default: a new figure).
 
     Returns:

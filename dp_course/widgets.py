@@ -35,12 +35,14 @@ from numpy.typing import ArrayLike
 from ._validation import check_delta, check_int, check_pmf_pair, check_probability, check_real
 from .divergences import privacy_profile
 from .dpsgd import dpsgd_rdp
+from .leaky import LEAKY_OUTCOMES, leaky_randomized_response
 from .mechanisms import GaussianMechanism, LaplaceMechanism, RandomizedResponse
 from .pld import PrivacyLossDistribution
 from .plotting import (COLORS, new_figure, plot_composition, plot_pld, plot_pmf_pair, plot_privacy_profile,
                        plot_simulation_check, plot_simulation_map)
-from .renyi import rdp_to_dp_epsilon_and_order
-from .simulation import LEAKY_OUTCOMES, leaky_randomized_response, simulation_map
+from .rdp_accounting import rdp_to_dp_epsilon_and_order
+from .simulation import simulation_map
+
 
 try:
     import ipywidgets  # type: ignore[import-untyped]

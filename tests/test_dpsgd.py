@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from dp_course.dpsgd import (dpsgd_delta, dpsgd_epsilon, dpsgd_epsilon_and_order, dpsgd_rdp,
                              dpsgd_sigma_for_epsilon, scenario1_laplace_scale, scenario2_gaussian_sigma,
                              scenario3_epsilon, scenario3_rdp)
-from dp_course.renyi import DEFAULT_ORDERS, zcdp_rho_for_dp, zcdp_to_dp_epsilon
+from dp_course.rdp_accounting import DEFAULT_ORDERS
+from dp_course.zcdp import zcdp_rho_for_dp, zcdp_to_dp_epsilon
 from dp_course.subsampling import (fixed_size_amplification_epsilon, poisson_subsampled_gaussian_rdp,
                                    poisson_subsampled_rdp_bound)
 

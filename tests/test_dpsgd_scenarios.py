@@ -23,7 +23,8 @@ from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
 from scipy import integrate, stats
 
 from dp_course.dpsgd import dpsgd_epsilon_and_order, dpsgd_sigma_for_epsilon, scenario3_rdp
-from dp_course.renyi import RDPCurve, gaussian_rdp
+from dp_course.rdp_accounting import RDPCurve
+from dp_course.renyi import gaussian_rdp
 from dp_course.subsampling import poisson_subsampled_gaussian_rdp, poisson_subsampled_rdp_bound
 from dp_course.training import noisy_sgd
 

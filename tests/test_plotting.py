@@ -16,7 +16,8 @@ import pytest  # noqa: E402
 from dp_course import plotting  # noqa: E402
 from dp_course.composition import optimal_composition_epsilon  # noqa: E402
 from dp_course.mechanisms import GaussianMechanism, NameAndShame, RandomizedResponse  # noqa: E402
-from dp_course.simulation import LEAKY_OUTCOMES, leaky_randomized_response, simulation_map  # noqa: E402
+from dp_course.leaky import LEAKY_OUTCOMES, leaky_randomized_response  # noqa: E402
+from dp_course.simulation import simulation_map  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,8 @@ import pytest  # noqa: E402
 from dp_course import widgets  # noqa: E402
 from dp_course.dpsgd import dpsgd_epsilon  # noqa: E402
 from dp_course.mechanisms import GaussianMechanism, RandomizedResponse  # noqa: E402
-from dp_course.simulation import leaky_randomized_response, simulation_map  # noqa: E402
+from dp_course.leaky import leaky_randomized_response  # noqa: E402
+from dp_course.simulation import simulation_map  # noqa: E402
 from dp_course.widgets import (StaticExplorer, composition_explorer, dpsgd_explorer, pld_explorer,  # noqa: E402
                                simulation_explorer)
 
