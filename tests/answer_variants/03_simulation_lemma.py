@@ -3,8 +3,9 @@
 Format: see ``tests/answer_variants/01_foundations.py``.  Every extra variant index adds one submission to the
 nbgrader round trip, so the lists stop at two alternatives and three wrong answers (four for the sampler, where
 ignoring ``rng`` is a mistake of its own, and for the core pair, where two valid but different core pairs - the
-library's and an independent even cut - must earn only the point of the symmetric pairs).  Each code string replaces a whole answer cell; the notebook's setup
-cell has already imported ``math``, ``itertools``, ``np``, ``stats``, ``integrate`` and the library names.
+library's and an independent even cut - must earn only the point of the symmetric pairs).  Each code string
+replaces a whole answer cell; the notebook's setup cell has already imported ``math``, ``itertools``, ``np``,
+``stats``, ``integrate`` and the library names.
 """
 
 VARIANTS = {
