@@ -101,7 +101,8 @@ class CheckResult:
                 lines.append(f"  [hand-graded] {t.grade_id} ({pts}): your written answer is graded by the instructor")
             else:
                 mark = "PASS" if t.passed else "FAIL"
-                lines.append(f"  [{mark}] {t.grade_id} ({pts})" + (f": {latex_to_text(t.message)}" if t.message else ""))
+                message = f": {latex_to_text(t.message)}" if t.message else ""
+                lines.append(f"  [{mark}] {t.grade_id} ({pts}){message}")
         probs = [e for e in self.events if EVENT_KINDS.get(e["kind"], ("info",))[0] in ("error", "flag")
                  and e["kind"] not in ("sandbox_off", "suspicious_code")]
         if probs:
@@ -177,14 +178,14 @@ def _check_course(assignment: str, notebooks_dir: Path) -> Path:
 
 
 def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_dir: Path = NOTEBOOKS_DIR,
-                   limits: Limits = Limits(), sandbox_mode: str = "auto") -> CheckResult:
+                   limits: Limits | None = None, sandbox_mode: str = "auto") -> CheckResult:
     """Run the visible tests of the course on a student's notebook, the way the grader runs them.
 
     Args:
         notebook: the student's ``.ipynb``.
         assignment: the lecture it belongs to (default: recognised from its cells or file name).
         notebooks_dir: the released notebooks (``notebooks/``); the hidden tests are not in them.
-        limits: time and resource limits (as for grading).
+        limits: time and resource limits (default: those of grading).
         sandbox_mode: ``auto``, ``bwrap`` or ``none``.
 
     Returns:
@@ -201,6 +202,7 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
 
     from . import grading
 
+    limits = limits or Limits()
     notebook = Path(notebook)
     if not notebook.is_file():
         raise ValueError(f"notebook must be an existing .ipynb file, got {str(notebook)!r}")

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import nbformat
 
@@ -27,8 +27,8 @@ HEADER_NOTEBOOK = "header.ipynb"
 HEADER_CELL_ID = "how-to-use-this-notebook"
 
 __all__ = ["REPO_ROOT", "SOLUTIONS_DIR", "NOTEBOOKS_DIR", "CONFIG_FILE", "HEADER_TEMPLATE", "HEADER_NOTEBOOK",
-           "HEADER_CELL_ID", "assignments", "course_folder", "subprocess_env", "nbgrader", "header_notebook", "make_course",
-           "submit", "autograde", "CellGrade", "read_grades"]
+           "HEADER_CELL_ID", "assignments", "course_folder", "subprocess_env", "nbgrader", "header_notebook",
+           "make_course", "submit", "autograde", "CellGrade", "read_grades"]
 
 
 def assignments(solutions_dir: Path = SOLUTIONS_DIR) -> list[str]:
@@ -59,9 +59,10 @@ def course_folder(kind: str, given: Path | None = None) -> Path:
         if assignments(folder):
             return folder.resolve()
     what = "instructor sources (solutions, hidden tests)" if kind == "solutions" else "released student notebooks"
+    where = " or ".join(str(p.resolve()) for p in tried)
     raise ValueError(f"{option[kind]} must be a folder of {what} with <lecture>/<lecture>.ipynb inside; none found "
-                     f"in {' or '.join(str(p) for p in tried)}. Pass {option[kind]} DIR, or run dp-course from the "
-                     "course repository (or a folder that holds its " + kind + "/)")
+                     f"in {where}. Pass {option[kind]} DIR, or run dp-course from the course repository (or a "
+                     f"folder that holds its {kind}/)")
 
 
 def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:

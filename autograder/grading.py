@@ -598,10 +598,8 @@ class SafeExecute(headless.NoOutputWidget, Execute):
 
     def _kernel_start_failed(self, exc: BaseException) -> None:
         """The kernel did not start: every code cell says why (nothing ran) and an event records it."""
-        try:
+        with contextlib.suppress(Exception):  # it may never have existed
             self._cleanup_kernel()
-        except Exception:  # noqa: BLE001 - it may never have existed
-            pass
         try:
             log = (self._plan_path.parent / "kernel.log").read_text(errors="replace")
         except OSError:
@@ -609,6 +607,8 @@ class SafeExecute(headless.NoOutputWidget, Execute):
         lines = [ln for ln in _clean_kernel_log(log).split(" | ") if ln]
         excs = [ln for ln in lines if _EXC_LINE.match(ln)]
         why = (excs or lines or [f"{type(exc).__name__}: {exc}"])[-1][:300]
+        hint = next((h for pattern, h in _START_HINTS if re.search(pattern, why, re.IGNORECASE)), "")
+        why += f" -- {hint}" if hint else ""
         text = (f"not run: the Python kernel could not start ({why}). This is a problem of the machine that runs "
                 "the notebook, not of the notebook.")
         for cell in self.nb.cells:
@@ -1099,8 +1099,11 @@ def prepare_mpl_cache(dest: Path) -> Path | None:
     if any(dest.glob("fontlist-*.json")):
         return dest
     dest.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([sandbox.PYTHON, "-c", "import matplotlib.font_manager"],
-                          env=subprocess_env({"MPLCONFIGDIR": str(dest)}), capture_output=True, timeout=300)
+    try:
+        proc = subprocess.run([sandbox.PYTHON, "-c", "import matplotlib.font_manager"],
+                              env=subprocess_env({"MPLCONFIGDIR": str(dest)}), capture_output=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):  # no cache then: each kernel builds its own
+        return None
     return dest if proc.returncode == 0 and any(dest.glob("fontlist-*.json")) else None
 
 
@@ -1172,6 +1175,17 @@ def _worker_job(api, root: Path, job: dict[str, Any]) -> dict[str, Any]:
             "feedback_error": _last_error(fb), "events": events,
             "seconds": round(time.monotonic() - started, 3), "autograde_seconds": round(t_autograde, 3)}
 
+
+_START_HINTS = [
+    (r"thread|Resource temporarily unavailable", "it could not start a thread: a limit on the number of processes "
+     "and threads (ulimit -u, RLIMIT_NPROC) was reached"),
+    (r"MemoryError|Cannot allocate memory", "out of memory: the memory limit (--memory-mb) or the machine's memory"),
+    (r"No such file or directory|FileNotFoundError", "a file the kernel needs is missing: is the Python environment "
+     "complete (python3 run.py setup)?"),
+    (r"Permission denied|PermissionError", "the kernel may not read something it needs: check the permissions of "
+     "the Python environment"),
+]
+"""Patterns of a kernel's last words when it cannot start, and what they mean."""
 
 _EXC_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))(?::\s*(.*))?$")
 

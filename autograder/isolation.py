@@ -228,7 +228,7 @@ def _try_bwrap(cand: bwrap.Candidate, as_root: bool) -> tuple[SandboxInfo | None
     return SandboxInfo("bwrap", cand.path, cand.origin, as_root, as_root, True, True, True, scoped, problems), ""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def probe(mode: str = "auto") -> SandboxInfo:
     """Find out which isolation this machine gives kernels, by starting test sandboxes (cached per process).
 

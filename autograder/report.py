@@ -11,7 +11,8 @@ nbgrader's ``generate_feedback`` renders the autograded notebook, whose test cel
   what it finds in its caller's frame).
 
 After rendering, :func:`leaked_hidden_lines` checks the HTML itself against :func:`hidden_test_lines` (read with
-the delimiters of the course's ``nbgrader_config.py``); if any hidden line is still found there, the grader replaces the page by a score-only summary (:func:`fallback_feedback`).
+the delimiters of the course's ``nbgrader_config.py``); if any hidden line is still found there, the grader
+replaces the page by a score-only summary (:func:`fallback_feedback`).
 
 :func:`write_report` writes ``report.html`` / ``report.md`` with a per-exercise score-distribution plot
 (``scores.png``), the grade table, and every submission that failed or was flagged, and why.
@@ -24,7 +25,8 @@ import html as _html
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
 
 import nbformat
 from nbgrader.preprocessors import ClearHiddenTests
@@ -182,7 +184,7 @@ def fallback_feedback(student: str, assignment: str, notebook: str, exercises: d
 # The instructor's report
 
 
-def exercise_table(run: "GradeRun") -> dict[str, dict[str, list[tuple[float | None, float]]]]:
+def exercise_table(run: GradeRun) -> dict[str, dict[str, list[tuple[float | None, float]]]]:
     """``{assignment: {exercise: [(score or None if hand-grading is pending, max) per submission]}}``."""
     table: dict[str, dict[str, list[tuple[float | None, float]]]] = {}
     for r in run.results:
@@ -199,7 +201,7 @@ def _buckets(vals: list[tuple[float | None, float]]) -> tuple[int, int, int, int
     return full, len(vals) - full - zero - pend, zero, pend
 
 
-def _plot(run: "GradeRun", path: Path) -> Path | None:
+def _plot(run: GradeRun, path: Path) -> Path | None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -223,8 +225,8 @@ def _plot(run: "GradeRun", path: Path) -> Path | None:
     for vals_, color, label in ((full, "#2a9d8f", "full marks"), (part, "#e9c46a", "partial"),
                                 (zero, "#e76f51", "zero"), (pend, "#bbbbbb", "to grade by hand")):
         ax.barh(y, vals_, left=left, color=color, label=label)
-        left = [a + b for a, b in zip(left, vals_)]
-    for yi, (a, ex, vals) in zip(y, rows):
+        left = [a + b for a, b in zip(left, vals_, strict=True)]
+    for yi, (_, _, vals) in zip(y, rows, strict=True):
         done = [s for s, _ in vals if s is not None]
         text = f"mean {sum(done) / len(done):.2g}/{vals[0][1]:g}" if done else "pending"
         ax.text(1.01, yi, text, va="center", fontsize=8)
@@ -241,7 +243,7 @@ def _plot(run: "GradeRun", path: Path) -> Path | None:
     return path
 
 
-def _problems(run: "GradeRun") -> list[tuple[Any, list[dict[str, Any]]]]:
+def _problems(run: GradeRun) -> list[tuple[Any, list[dict[str, Any]]]]:
     from .grading import EVENT_KINDS
 
     out = []
@@ -253,7 +255,7 @@ def _problems(run: "GradeRun") -> list[tuple[Any, list[dict[str, Any]]]]:
     return out
 
 
-def write_report(run: "GradeRun", course: Path) -> tuple[Path, Path]:
+def write_report(run: GradeRun, course: Path) -> tuple[Path, Path]:
     """Write ``report.md``, ``report.html`` and ``scores.png`` into the run's output folder."""
     from .grading import EVENT_KINDS
 
@@ -275,7 +277,7 @@ def write_report(run: "GradeRun", course: Path) -> tuple[Path, Path]:
            f"- time: {run.seconds:.1f} s in total with {run.workers} worker(s); "
            + (f"{graded_seconds / n_nb:.1f} s of worker time per notebook" if run.graded_now else
               "nothing needed grading"),
-           *([f"- phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in run.timings.items())]
+           *(["- phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in run.timings.items())]
              if run.timings else []),
            "", "```", run.sandbox, "```", "", "## Grades", "", "| student | assignment | score | max | manual "
            "grading pending |", "| --- | --- | ---: | ---: | --- |"]

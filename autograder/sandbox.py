@@ -30,6 +30,7 @@ starts once per kernel.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -196,7 +197,7 @@ class KernelPlan:
         return Path(path)
 
     @classmethod
-    def read(cls, path: Path) -> "KernelPlan":
+    def read(cls, path: Path) -> KernelPlan:
         data = json.loads(Path(path).read_text())
         data["ro_paths"] = tuple(data["ro_paths"])
         data["kernel_args"] = tuple(data["kernel_args"])
@@ -280,46 +281,43 @@ def launch(plan_path: str, connection_file: str, kernel_args: Sequence[str] = ()
             _chown_tree(workdir, uid, gid)
         cmd = stage2
         popen_env = {"PATH": env["PATH"]}
-    log = open(plan.log_file, "ab")
-    child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, env=popen_env, cwd=str(workdir))
+    with open(plan.log_file, "ab") as log:
+        child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, env=popen_env, cwd=str(workdir))
 
-    def drain() -> None:  # keep the first bytes of the kernel's own output, drop the rest
-        kept = 0
-        assert child.stdout is not None
-        while True:
-            chunk = child.stdout.read1(65536) if hasattr(child.stdout, "read1") else child.stdout.read(65536)
-            if not chunk:
-                break
-            if kept < _STDERR_KEEP:
-                log.write(chunk[: _STDERR_KEEP - kept])
-                log.flush()
-                kept += len(chunk)
+        def drain() -> None:  # keep the first bytes of the kernel's own output, drop the rest
+            kept = 0
+            assert child.stdout is not None
+            while True:
+                chunk = child.stdout.read1(65536) if hasattr(child.stdout, "read1") else child.stdout.read(65536)
+                if not chunk:
+                    break
+                if kept < _STDERR_KEEP:
+                    log.write(chunk[: _STDERR_KEEP - kept])
+                    log.flush()
+                    kept += len(chunk)
 
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
 
-    def stop(signum: int, frame: Any) -> None:
-        try:
-            child.kill()
-        except OSError:
-            pass
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    deadline = time.monotonic() + limits.notebook_timeout + 60
-    rc = None
-    while rc is None:
-        try:
-            rc = child.wait(timeout=max(0.1, min(5.0, deadline - time.monotonic())))
-        except subprocess.TimeoutExpired:
-            if time.monotonic() > deadline:
-                log.write(b"\n[launcher] hard wall-clock limit reached: kernel killed\n")
+        def stop(signum: int, frame: Any) -> None:
+            with contextlib.suppress(OSError):
                 child.kill()
-    if uid is not None:
-        _kill_uid(uid)  # anything that escaped (only possible without the pid namespace)
-    reader.join(timeout=2)
-    log.close()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        deadline = time.monotonic() + limits.notebook_timeout + 60
+        rc = None
+        while rc is None:
+            try:
+                rc = child.wait(timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                if time.monotonic() > deadline:
+                    log.write(b"\n[launcher] hard wall-clock limit reached: kernel killed\n")
+                    child.kill()
+        if uid is not None:
+            _kill_uid(uid)  # anything that escaped (only possible without the pid namespace)
+        reader.join(timeout=2)
     return rc
 
 

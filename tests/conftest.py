@@ -37,7 +37,7 @@ def _strict(report) -> None:
     if CI_STRICT and report.skipped and not hasattr(report, "wasxfail"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
-        report.longrepr = f"skipped, and DP_COURSE_CI=1 makes every skip a failure: {reason}"
+        report.longrepr = f"skipped, and DP_COURSE_CI=1 makes every skip a failure: {reason.removeprefix('Skipped: ')}"
 
 
 @pytest.hookimpl(hookwrapper=True)

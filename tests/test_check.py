@@ -151,7 +151,7 @@ def test_render_is_plain_text():
 
 
 @pytest.mark.parametrize("latex,plain", [
-    (r"Exercise 2 (4 points): $\delta(\varepsilon)$ from a discrete PLD", "Exercise 2 (4 points): δ(ε) from a discrete PLD"),
+    (r"Exercise 2 (4 points): $\delta(\varepsilon)$ from a PLD", "Exercise 2 (4 points): δ(ε) from a PLD"),
     (r"Exercise 1 (4 points): $k$-ary randomized response", "Exercise 1 (4 points): k-ary randomized response"),
     (r"**Exercise 3**: `laplace_scale` for $\varepsilon = 0.5$", "Exercise 3: laplace_scale for ε = 0.5"),
     (r"$e^{k\varepsilon}$, $\sqrt{2k\ln(1/\delta)}$, $\Pr[M(x) = 1] \le e^\varepsilon$",

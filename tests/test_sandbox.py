@@ -220,7 +220,8 @@ out = {"uid": os.getuid(), "cwd": os.getcwd(), "files": sorted(os.listdir("."))}
 out["env_secret"] = os.environ.get("DPC_TEST_SECRET")
 out["sees_repo_solutions"] = os.path.exists(SOLUTIONS)
 out["sees_course"] = os.path.exists(COURSE)
-out["sees_home"] = os.path.exists(os.path.expanduser("~root/.bashrc")) and os.access(os.path.expanduser("~root/.bashrc"), os.R_OK)
+bashrc = os.path.expanduser("~root/.bashrc")
+out["sees_home"] = os.path.exists(bashrc) and os.access(bashrc, os.R_OK)
 try:
     out["private_lib"] = open(PRIVATE_LIB).read()
 except OSError as e:
