@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from adversarial import hostile
-from autograder import checking, cli, demo, grading, sandbox
+from autograder import checking, cli, demo, sandbox
 from autograder.checking import check_notebook, find_assignment
 from autograder.plaintext import markdown_to_text
 from autograder.sandbox import Limits
@@ -184,9 +184,7 @@ def test_check_prints_latex_of_the_notebook_as_text(setup, tmp_path):
 
 def test_a_kernel_that_cannot_start_is_explained(setup, monkeypatch, capsys):
     base, notebooks, full, release = setup
-    # the grader's and the check's kernels start through sandbox.PYTHON; the font cache is built before
-    grading.prepare_mpl_cache(base / "cache" / "dp-course" / "check" / "matplotlib")
-    monkeypatch.setattr(sandbox, "PYTHON", "/nonexistent/python3")
+    monkeypatch.setattr(sandbox, "PYTHON", "/nonexistent/python3")  # every kernel starts through it
     res = check_notebook(_save(base, "mine.ipynb", full), notebooks_dir=notebooks, limits=LIMITS, sandbox_mode="none")
     assert res.kernel_failed and "/nonexistent/python3" in res.kernel_failed
     text = res.render()
