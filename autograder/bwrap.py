@@ -74,7 +74,8 @@ def command(bwrap: str, *, workdir: Path, conn_dir: Path, ro_paths: Sequence[Pat
     host path runs through private (0700) directories such as ``/root`` or a ``mktemp -d`` folder, without
     the host's directories being opened to anyone.  ``/tmp`` and ``workdir`` are fresh tmpfs of ``tmp_mb``
     MiB each; every entry of the host's ``workdir`` is bound read-only into the latter; ``conn_dir`` (the
-    kernel's ZeroMQ sockets) is the only host directory the kernel can write to.
+    kernel's ZeroMQ sockets) is the only host directory the kernel can write to.  The root itself is remounted
+    read-only at the end, so nothing else in the sandbox is writable either.
 
     Args:
         bwrap: path of the ``bwrap`` executable.
@@ -128,8 +129,10 @@ def command(bwrap: str, *, workdir: Path, conn_dir: Path, ro_paths: Sequence[Pat
         if entry.is_symlink():
             continue
         argv += ["--ro-bind", str(entry), str(entry)]
-    argv += parents(Path(conn_dir)) + ["--bind", str(conn_dir), str(conn_dir), "--chdir", str(workdir)]
-    return argv
+    argv += parents(Path(conn_dir)) + ["--bind", str(conn_dir), str(conn_dir)]
+    # The root tmpfs (with the parent directories made above, which an unprivileged caller's kernel would own)
+    # becomes read-only: the kernel writes only to /tmp, its working directory and conn_dir, all size-capped.
+    return argv + ["--remount-ro", "/", "--chdir", str(workdir)]
 
 
 def _outermost(paths: Sequence[Path]) -> list[Path]:

@@ -60,9 +60,12 @@ class User:
 
 def _root_view(uid: int, gid: int, base: Path) -> list[str]:
     """As root: run as ``uid`` in a mount namespace where the interpreter, the checkout and ``base`` are reachable."""
-    seen = subprocess.run([sys.executable, "-I", "-S", "-c", "import sys; print(sys.base_prefix)"],
-                          capture_output=True, text=True, user=uid, group=gid, extra_groups=[], cwd="/")
-    if seen.stdout.strip() != sys.base_prefix:  # unreachable, or a different Python with the same name
+    try:
+        seen = subprocess.run([sys.executable, "-I", "-S", "-c", "import sys; print(sys.base_prefix)"],
+                              capture_output=True, text=True, user=uid, group=gid, extra_groups=[], cwd="/").stdout
+    except OSError:  # the user cannot even reach the executable
+        seen = ""
+    if seen.strip() != sys.base_prefix:  # unreachable, or a different Python with the same name
         return _namespace(uid, gid, base)
     return ["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
 

@@ -226,6 +226,11 @@ try:
     out["private_lib"] = open(PRIVATE_LIB).read()
 except OSError as e:
     out["private_lib"] = type(e).__name__
+try:  # the sandbox's root (where bwrap makes the parents of bound paths outside /tmp) must be read-only
+    open("/dpc-pwned.txt", "w").write("x")
+    out["root_writable"] = True
+except OSError:
+    out["root_writable"] = False
 try:
     socket.create_connection(("127.0.0.1", PORT), timeout=2).close(); out["tcp_loopback"] = True
 except OSError:
@@ -356,6 +361,7 @@ def test_kernel_inside_the_sandbox(mode, tmp_path, tcp_port, request):
         assert out["tmp_write"] is True and not Path("/tmp/dpc-host-escape.txt").exists(), "/tmp is private"
         # bound paths are reachable through private parents, also under a dedicated uid
         assert out["private_lib"] == "reachable"
+        assert out["root_writable"] is False, "only /tmp, the working directory and the sockets are writable"
     else:
         assert out["tcp_loopback"] is True and out["sees_repo_solutions"]  # what the warning is about
     # nothing of the kernel survives: the fork bomb's sleeping children are gone
