@@ -3,13 +3,18 @@
 
     python3 run.py lab              open the course in JupyterLab (creates .venv on first use)
     python3 run.py lab --headless   only serve it (no browser); prints the URL with its token
-    python3 run.py test             run the whole test suite
+    python3 run.py lab --instructor the same, with nbgrader's instructor tools (Formgrader, Create Assignment)
+    python3 run.py test             run the whole test suite (installs the developer tools and chromium)
     python3 run.py course ARGS...   the instructor / student CLI (release, grade, check, demo)
-    python3 run.py setup            only create or refresh the virtual environment
+    python3 run.py html [-o DIR]    a read-only HTML version of every lecture (executed solutions)
+    python3 run.py lite [-o DIR]    a JupyterLite site: the course in the browser, nothing to install
+    python3 run.py setup [--dev]    only create or refresh the virtual environment
 
 Needs nothing but Python 3.11+ (with the standard ``venv`` module) and access to PyPI on first use.
-The environment lives in ``.venv/`` next to this file and is refreshed whenever ``pyproject.toml``
-changes (a hash of it is kept in ``.venv/.dp-course-stamp``).
+The environment lives in ``.venv/`` next to this file: ``lab``, ``course`` and ``html`` install the
+course's runtime dependencies only; ``test`` and ``lite`` add the developer extras.  It is refreshed
+whenever ``pyproject.toml`` changes (a hash of it is kept in ``.venv/.dp-course-stamp``); pip's messages
+go to ``.venv/setup.log``.
 """
 
 from __future__ import annotations
@@ -17,16 +22,27 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
 from pathlib import Path
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python < 3.11: ensure_env says so clearly before anything needs it
+    tomllib = None  # type: ignore[assignment]
+
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 STAMP = VENV / ".dp-course-stamp"
+SETUP_LOG = VENV / "setup.log"
+APT_LOG = VENV / "apt-chromium.log"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 PY = BIN / ("python.exe" if os.name == "nt" else "python")
+JUPYTER_CONFIG = ROOT / "jupyter_config"
+CHROMIUM = Path("/usr/bin/chromium")
+LITE_VENV = ROOT / ".venv-lite"
 
 
 def _die(msg: str) -> None:
@@ -34,28 +50,113 @@ def _die(msg: str) -> None:
     raise SystemExit(2)
 
 
-def _stamp() -> str:
+def _project_hash() -> str:
     return hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
 
 
-def ensure_env(quiet: bool = False) -> None:
-    """Create ``.venv`` and install the package with its dev extra, unless already current."""
-    if sys.version_info < (3, 11):
+def _installed_extras() -> set[str] | None:
+    """The extras installed for the current ``pyproject.toml``, or None when the environment is stale."""
+    if not (PY.exists() and STAMP.exists()):
+        return None
+    digest, _, extras = STAMP.read_text().strip().partition(" ")
+    return {e for e in extras.split(",") if e} if digest == _project_hash() else None
+
+
+def ensure_env(extras: tuple[str, ...] = ()) -> None:
+    """Create ``.venv`` and install the package (with ``extras``) unless it is already current.
+
+    One progress line; pip's output goes to ``.venv/setup.log`` (its tail is shown when pip fails).
+    """
+    if sys.version_info < (3, 11):  # noqa: UP036 - run.py must say so on an older python3
         _die(f"Python 3.11 or newer is needed, this is {sys.version.split()[0]}")
-    if PY.exists() and STAMP.exists() and STAMP.read_text().strip() == _stamp():
+    have = _installed_extras()
+    if have is not None and set(extras) <= have:
         return
+    want = sorted(set(extras) | (have or set()))
     if not PY.exists():
-        print(f"run.py: creating a virtual environment in {VENV} ...", flush=True)
         venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-    print("run.py: installing the course kit and its dependencies (first run takes a few minutes) ...",
+    what = "the course kit" + (f" with its {' and '.join(want)} tools" if want else "")
+    print(f"run.py: installing {what} into .venv (first run takes a few minutes; log: {SETUP_LOG}) ...",
           flush=True)
-    cmd = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "-e", f"{ROOT}[dev]"]
-    if quiet:
-        cmd.insert(4, "-q")
-    rc = subprocess.call(cmd, cwd=ROOT)
+    target = f"{ROOT}[{','.join(want)}]" if want else str(ROOT)
+    cmd = [str(PY), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off", "-e", target]
+    with open(SETUP_LOG, "w") as log:
+        rc = subprocess.call(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     if rc != 0:
-        _die(f"installing dependencies failed (pip exit code {rc}); see the messages above")
-    STAMP.write_text(_stamp())
+        tail = SETUP_LOG.read_text(errors="replace").splitlines()[-15:]
+        _die("installing the dependencies failed (pip exit code {}); the end of {}:\n  {}".format(
+            rc, SETUP_LOG, "\n  ".join(tail)))
+    STAMP.write_text(f"{_project_hash()} {','.join(want)}\n")
+
+
+def _lite_requirements() -> list[str]:
+    """The ``lite`` extra of ``pyproject.toml``."""
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["lite"]
+
+
+def ensure_lite_env() -> None:
+    """Create ``.venv-lite`` with the JupyterLite build tools only (the ``lite`` extra), unless current.
+
+    A separate environment: jupyterlite's lab extensions break a JupyterLab in the same environment (console
+    errors), and the site must not pick up the instructor's extensions (nbgrader) from it.
+    """
+    if sys.version_info < (3, 11):  # noqa: UP036 - run.py must say so on an older python3
+        _die(f"Python 3.11 or newer is needed, this is {sys.version.split()[0]}")
+    reqs = _lite_requirements()
+    stamp, py = LITE_VENV / ".dp-course-stamp", LITE_VENV / BIN.name / PY.name
+    digest = hashlib.sha256("\n".join(reqs).encode()).hexdigest()
+    if py.exists() and stamp.exists() and stamp.read_text().strip() == digest:
+        return
+    if not py.exists():
+        venv.EnvBuilder(with_pip=True, clear=True).create(LITE_VENV)
+    log_path = LITE_VENV / "setup.log"
+    print(f"run.py: installing the JupyterLite build tools into .venv-lite (log: {log_path}) ...", flush=True)
+    with open(log_path, "w") as log:
+        rc = subprocess.call([str(py), "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off",
+                              *reqs], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    if rc != 0:
+        tail = log_path.read_text(errors="replace").splitlines()[-15:]
+        _die("installing the JupyterLite tools failed (pip exit code {}); the end of {}:\n  {}".format(
+            rc, log_path, "\n  ".join(tail)))
+    stamp.write_text(digest + "\n")
+
+
+def _can_apt() -> list[str] | None:
+    """The prefix to run apt-get with (``[]`` as root, ``["sudo", "-n"]`` with passwordless sudo), or None."""
+    if not shutil.which("apt-get") or not hasattr(os, "geteuid"):
+        return None
+    if os.geteuid() == 0:
+        return []
+    if shutil.which("sudo") and subprocess.call(["sudo", "-n", "true"], stdout=subprocess.DEVNULL,
+                                                stderr=subprocess.DEVNULL) == 0:
+        return ["sudo", "-n"]
+    return None
+
+
+def ensure_chromium() -> None:
+    """Install Debian's ``chromium`` for the browser test when missing and this user may (root / sudo -n).
+
+    Quiet: one line, apt's output in ``.venv/apt-chromium.log``.  When it cannot be installed the browser
+    test skips with the reason (and fails in CI, where ``DP_COURSE_CI=1``).
+    """
+    if CHROMIUM.exists() or os.environ.get("DP_COURSE_NO_APT") == "1":
+        return
+    prefix = _can_apt()
+    if prefix is None:
+        print("run.py: chromium is missing and this user cannot install it (no apt-get as root or via sudo -n); "
+              "the browser test will be skipped", flush=True)
+        return
+    print(f"run.py: installing chromium for the browser test (log: {APT_LOG}) ...", flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    install = [*prefix, "apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]
+    with open(APT_LOG, "w") as log:
+        ok = subprocess.call(install, stdout=log, stderr=subprocess.STDOUT, env=env) == 0
+        if not ok:  # the package lists may be missing or stale
+            ok = (subprocess.call([*prefix, "apt-get", "update", "-q"], stdout=log, stderr=subprocess.STDOUT,
+                                  env=env) == 0
+                  and subprocess.call(install, stdout=log, stderr=subprocess.STDOUT, env=env) == 0)
+    if not ok or not CHROMIUM.exists():
+        print(f"run.py: could not install chromium (see {APT_LOG}); the browser test will be skipped", flush=True)
 
 
 def _env() -> dict[str, str]:
@@ -66,6 +167,28 @@ def _env() -> dict[str, str]:
     env.setdefault("MPLBACKEND", "Agg")
     env.pop("PYTHONHOME", None)
     return env
+
+
+def lab_env(instructor: bool = False) -> dict[str, str]:
+    """Environment of a JupyterLab session: the course's config folders first on ``JUPYTER_CONFIG_PATH``."""
+    env = _env()
+    env.pop("MPLBACKEND", None)  # inline plots in the notebooks
+    folders = [JUPYTER_CONFIG / ("instructor" if instructor else "student"), JUPYTER_CONFIG / "common"]
+    rest = [p for p in env.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep) if p]
+    env["JUPYTER_CONFIG_PATH"] = os.pathsep.join([*map(str, folders), *rest])
+    return env
+
+
+def lab_argv(port: int, headless: bool) -> list[str]:
+    """The JupyterLab command line of ``run.py lab``."""
+    argv = [str(PY), "-m", "jupyterlab", f"--ServerApp.root_dir={ROOT}",
+            "--LabApp.default_url=/lab/tree/notebooks/README.md",
+            f"--LabApp.app_settings_dir={JUPYTER_CONFIG / 'lab_settings'}", f"--port={port}"]
+    if headless:
+        argv += ["--no-browser", "--ServerApp.ip=127.0.0.1"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        argv.append("--allow-root")  # containers and CI machines often run as root
+    return argv
 
 
 def _exec(argv: list[str], env: dict[str, str] | None = None) -> int:
@@ -82,20 +205,17 @@ def _exec(argv: list[str], env: dict[str, str] | None = None) -> int:
 
 def cmd_lab(args: argparse.Namespace) -> int:
     ensure_env()
-    argv = [str(PY), "-m", "jupyterlab", f"--ServerApp.root_dir={ROOT}",
-            "--LabApp.default_url=/lab/tree/notebooks/README.md", f"--port={args.port}"]
-    if args.headless:
-        argv += ["--no-browser", "--ServerApp.ip=127.0.0.1"]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        argv.append("--allow-root")  # containers and CI machines often run as root
-    argv += [a for a in args.jupyter_args if a != "--"]
-    env = _env()
-    env.pop("MPLBACKEND", None)  # inline plots in the notebooks
-    return _exec(argv, env)
+    extra = [a for a in args.jupyter_args if a != "--"]
+    given = {a.split("=", 1)[0] for a in extra if a.startswith("--")}
+    # an option given after `--` replaces run.py's default (traitlets refuses a single-value option twice)
+    argv = [a for a in lab_argv(args.port, args.headless) if a.split("=", 1)[0] not in given] + extra
+    return _exec(argv, lab_env(args.instructor))
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    ensure_env(quiet=True)
+    ensure_env(("dev",))
+    ensure_lite_env()
+    ensure_chromium()
     workers = args.workers or str(min(4, os.cpu_count() or 1))
     argv = [str(PY), "-m", "pytest", "-n", workers, "--dist", "loadgroup", *args.pytest_args]
     return _exec(argv)
@@ -106,8 +226,21 @@ def cmd_course(args: argparse.Namespace) -> int:
     return _exec([str(BIN / "dp-course"), *args.course_args])
 
 
-def cmd_setup(args: argparse.Namespace) -> int:
+def cmd_html(args: argparse.Namespace) -> int:
     ensure_env()
+    return _exec([str(PY), str(ROOT / "tools" / "build_html.py"), *args.build_args])
+
+
+def cmd_lite(args: argparse.Namespace) -> int:
+    ensure_lite_env()
+    env = _env()
+    env["PATH"] = str(LITE_VENV / BIN.name) + os.pathsep + env["PATH"]
+    return _exec([str(LITE_VENV / BIN.name / PY.name), str(ROOT / "tools" / "build_lite.py"), *args.build_args],
+                 env)
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    ensure_env(("dev",) if args.dev else ())
     print(f"run.py: environment ready in {VENV}")
     return 0
 
@@ -120,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("lab", help="open the course in JupyterLab")
     p.add_argument("--headless", action="store_true", help="serve only, do not open a browser")
     p.add_argument("--port", type=int, default=8888, help="port to serve on (default 8888)")
+    p.add_argument("--instructor", action="store_true",
+                   help="with nbgrader's instructor tools (Formgrader, Create Assignment); hidden from students")
     p.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="after --: options for JupyterLab")
     p.set_defaults(func=cmd_lab)
     p = sub.add_parser("test", help="run the whole test suite (extra arguments go to pytest)")
@@ -129,10 +264,17 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("course", help="the dp-course CLI: release, grade, check, demo")
     p.add_argument("course_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_course)
+    p = sub.add_parser("html", add_help=False, help="build a read-only HTML version of every lecture (--help)")
+    p.add_argument("build_args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_html)
+    p = sub.add_parser("lite", add_help=False, help="build a JupyterLite site of the course (--help)")
+    p.add_argument("build_args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_lite)
     p = sub.add_parser("setup", help="create or refresh .venv only")
+    p.add_argument("--dev", action="store_true", help="also install the developer extras (tests, builds)")
     p.set_defaults(func=cmd_setup)
     args, extra = parser.parse_known_args(argv)
-    # options meant for pytest / the course CLI / JupyterLab (e.g. `run.py test -x -k pld`) pass through
+    # options meant for pytest / the course CLI / JupyterLab / a build (e.g. `run.py test -x -k pld`) pass through
     if extra:
         if args.command == "test":
             args.pytest_args = [*extra, *args.pytest_args]
@@ -140,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
             args.course_args = [*extra, *args.course_args]
         elif args.command == "lab":
             args.jupyter_args = [*extra, *args.jupyter_args]
+        elif args.command in ("html", "lite"):
+            args.build_args = [*extra, *args.build_args]
         else:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return args.func(args)

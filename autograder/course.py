@@ -110,11 +110,12 @@ def header_notebook() -> nbformat.NotebookNode:
 
 
 def _drop_header(path: Path) -> None:
-    """Remove a leading "how to use" cell from a copied source, so that a course built from *released*
-    notebooks (as ``dp-course check`` does) does not get the header twice."""
+    """Remove the "how to use" cell from a copied source (the release puts it below the title), so that a
+    course built from *released* notebooks (as ``dp-course check`` does) does not get the header twice."""
     nb = nbformat.read(path, as_version=4)
-    if nb.cells and nb.cells[0].get("id") == HEADER_CELL_ID:
-        nb.cells = nb.cells[1:]
+    kept = [cell for cell in nb.cells if cell.get("id") != HEADER_CELL_ID]
+    if len(kept) != len(nb.cells):
+        nb.cells = kept
         nbformat.write(nb, path)
 
 

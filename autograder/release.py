@@ -6,9 +6,11 @@
 
 For every ``solutions/<a>/<a>.ipynb`` it builds a throw-away nbgrader course with
 :func:`autograder.course.make_course` (which runs ``nbgrader generate_assignment``: solutions replaced by
-stubs, hidden tests and mark schemes removed, outputs cleared, the "how to use this notebook" cell put in
-front), then copies ``release/<a>/`` to ``notebooks/<a>/``, deleting files that are no longer generated.
-``notebooks/README.md``, the students' index of lectures, is written from the sources' titles and points.
+stubs, hidden tests and mark schemes removed, outputs cleared, the "how to use this notebook" cell from
+``autograder/templates/how_to_use.md`` added), then copies ``release/<a>/`` to ``notebooks/<a>/`` with the
+"how to use" cell placed right below the notebook's title (:func:`place_header`), deleting files that are no
+longer generated.  ``notebooks/README.md``, the students' index of lectures, is written from the sources'
+titles and points.
 
 The result depends only on ``solutions/`` and the files in ``autograder/``: running it twice changes nothing,
 and a test compares ``notebooks/`` byte for byte with a fresh generation.
@@ -21,12 +23,14 @@ import json
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
-from .course import NOTEBOOKS_DIR, SOLUTIONS_DIR, assignments, make_course
+import nbformat
 
-__all__ = ["IGNORED", "INDEX_FILE", "release_files", "collect_release", "render_index", "diff", "write",
-           "release", "main"]
+from .course import HEADER_CELL_ID, NOTEBOOKS_DIR, SOLUTIONS_DIR, assignments, make_course
+
+__all__ = ["IGNORED", "INDEX_FILE", "place_header", "release_files", "collect_release", "render_index", "diff",
+           "write", "release", "main"]
 
 INDEX_FILE = "README.md"
 """The students' index of lectures, at the top of ``notebooks/``."""
@@ -93,9 +97,10 @@ def render_index(names: Sequence[str], solutions_dir: Path = SOLUTIONS_DIR) -> s
         "| --- | --- |",
         *rows,
         "",
-        "Each notebook starts with a short \"how to use this notebook\" note. In brief: exercises are the "
-        "sections headed *Exercise N (k points)*; the cells after each answer are its visible tests; the "
-        "grader also runs hidden tests, and written answers are marked by hand.",
+        "Below its title, each notebook has a short \"how to use this notebook\" note. In brief: exercises are "
+        "the sections headed *Exercise N (k points)*; the cells after each answer are its visible tests; an "
+        "unanswered exercise shows a `NotImplementedError` and *Run All* carries on; the grader also runs "
+        "hidden tests, and written answers are marked by hand.",
         "",
         "*This folder is generated from the instructors' sources in `solutions/` by "
         "`python3 run.py course release` (or `python -m autograder.release`); edit the sources, not these "
@@ -103,6 +108,26 @@ def render_index(names: Sequence[str], solutions_dir: Path = SOLUTIONS_DIR) -> s
         "",
     ]
     return "\n".join(lines)
+
+
+def place_header(notebook: bytes) -> bytes:
+    """Move the "how to use this notebook" cell of a release notebook right below its title.
+
+    nbgrader's ``IncludeHeaderFooter`` puts the cell in front of everything; a student should first see which
+    lecture this is.  The title is the first cell when it is a Markdown cell starting with ``# ``; without
+    such a title, or without the header cell, the notebook is returned unchanged.  The result is written the
+    way nbgrader writes notebooks (``nbformat.writes`` and a final newline), so the release stays
+    reproducible byte for byte.
+    """
+    nb = nbformat.reads(notebook.decode("utf-8"), as_version=4)
+    ids = [cell.get("id") for cell in nb.cells]
+    if HEADER_CELL_ID not in ids:
+        return notebook
+    header = nb.cells.pop(ids.index(HEADER_CELL_ID))
+    first = nb.cells[0] if nb.cells else None
+    has_title = first is not None and first.cell_type == "markdown" and first.source.startswith("# ")
+    nb.cells.insert(1 if has_title else 0, header)
+    return (nbformat.writes(nb) + "\n").encode("utf-8")
 
 
 def collect_release(course_root: Path, names: Iterable[str],
@@ -118,7 +143,7 @@ def collect_release(course_root: Path, names: Iterable[str],
         if not release_dir.is_dir():
             raise RuntimeError(f"nbgrader produced no release for {name!r} in {course_root}")
         for rel, data in _files_under(release_dir).items():
-            files[f"{name}/{rel}"] = data
+            files[f"{name}/{rel}"] = place_header(data) if rel.endswith(".ipynb") else data
     files[INDEX_FILE] = render_index(names, solutions_dir).encode("utf-8")
     return files
 

@@ -7,6 +7,7 @@ works with logarithms and only exponentiates at the end.  Each helper says which
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special
 
 __all__ = ["log1mexp", "log_binomial_pmf", "logsumexp", "logdiffexp"]
@@ -14,7 +15,7 @@ __all__ = ["log1mexp", "log_binomial_pmf", "logsumexp", "logdiffexp"]
 logsumexp = special.logsumexp
 
 
-def log1mexp(x):
+def log1mexp(x: npt.ArrayLike) -> float | np.ndarray:
     """Return ``log(1 - exp(x))`` for ``x <= 0``, accurately for every ``x``.
 
     Uses ``log(-expm1(x))`` for ``x > -ln 2`` and ``log1p(-exp(x))`` otherwise (Maechler 2012,
@@ -29,7 +30,7 @@ def log1mexp(x):
     return out[()] if out.ndim == 0 else out
 
 
-def logdiffexp(a, b):
+def logdiffexp(a: npt.ArrayLike, b: npt.ArrayLike) -> float | np.ndarray:
     """Return ``log(exp(a) - exp(b))`` for ``a >= b`` (``-inf`` when equal)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)

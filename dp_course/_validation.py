@@ -26,6 +26,8 @@ __all__ = [
     "check_rng",
     "check_epsilon",
     "check_delta",
+    "check_orders",
+    "DEFAULT_ORDERS",
 ]
 
 PMF_ATOL = 1e-9
@@ -53,7 +55,7 @@ def _range_text(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool
     return "a real number"
 
 
-def _in_range(x: np.ndarray, lo, hi, lo_open, hi_open) -> np.ndarray:
+def _in_range(x: np.ndarray, lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> np.ndarray:
     ok = np.ones(x.shape, dtype=bool)
     if lo is not None:
         ok &= (x > lo) if lo_open else (x >= lo)
@@ -131,7 +133,7 @@ def check_int(name: str, value: Any, *, lo: int | None = 1, hi: int | None = Non
     if isinstance(value, numbers.Integral):
         k = int(value)
     elif isinstance(value, numbers.Real) and np.isfinite(float(value)) and float(value).is_integer():
-        k = int(value)
+        k = int(float(value))
     else:
         raise ValueError(f"{name} must be an integer {rng_text}, got {_fmt(value)}")
     if (lo is not None and k < lo) or (hi is not None and k > hi):
@@ -182,3 +184,23 @@ def check_rng(value: Any, name: str = "rng") -> np.random.Generator:
         raise ValueError(f"{name} must be a numpy.random.Generator, e.g. numpy.random.default_rng(0), "
                          f"got {_fmt(value)} of type {type(value).__name__}")
     return value
+
+
+DEFAULT_ORDERS: tuple[float, ...] = tuple(
+    [1.0 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(11, 64)] + [128.0, 256.0, 512.0, 1024.0]
+)
+"""The Rényi orders dp-accounting 0.6.0 uses by default (``DEFAULT_RDP_ORDERS`` in
+``dp_accounting/rdp/rdp_privacy_accountant.py``): 1.1, 1.2, ..., 10.9, then 11, ..., 63, and 128, 256, 512,
+1024 - 156 orders, 99 of them fractional."""
+
+
+def check_orders(orders: Any, name: str = "orders") -> np.ndarray:
+    """Rényi orders: a non-empty 1-D array of finite reals > 1 (a scalar becomes a one-element array).
+
+    ``None`` stands for :data:`DEFAULT_ORDERS` (exported as :data:`dp_course.renyi.DEFAULT_ORDERS`).
+    """
+    if orders is None:
+        return np.asarray(DEFAULT_ORDERS, dtype=float)
+    if np.ndim(orders) == 0:
+        orders = [orders]
+    return check_real_array(name, orders, lo=1.0, lo_open=True, ndim=1)

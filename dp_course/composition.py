@@ -34,6 +34,7 @@ import math
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ._numerics import logdiffexp
 from ._validation import check_delta, check_int, check_real, check_real_array
@@ -74,7 +75,7 @@ def _check_eps_delta_lists(epsilons: Any, deltas: Any) -> tuple[np.ndarray, np.n
 # basic and advanced composition
 # ----------------------------------------------------------------------------------------------------------
 
-def basic_composition(epsilons, deltas=None) -> tuple[float, float]:
+def basic_composition(epsilons: npt.ArrayLike, deltas: npt.ArrayLike | None = None) -> tuple[float, float]:
     r"""Basic composition: :math:`(\sum_i \varepsilon_i, \sum_i \delta_i)`.
 
     Args:
@@ -96,7 +97,7 @@ def basic_composition(epsilons, deltas=None) -> tuple[float, float]:
     return float(eps.sum()), float(min(1.0, dl.sum()))
 
 
-def _check_advanced(epsilon, delta, k, delta_prime) -> tuple[float, float, int, float]:
+def _check_advanced(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[float, float, int, float]:
     epsilon = check_real("epsilon", epsilon, lo=0.0)
     delta = check_delta(delta)
     k = check_int("k", k, lo=1)
@@ -104,7 +105,7 @@ def _check_advanced(epsilon, delta, k, delta_prime) -> tuple[float, float, int, 
     return epsilon, delta, k, delta_prime
 
 
-def advanced_composition(epsilon, delta, k, delta_prime) -> tuple[float, float]:
+def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[float, float]:
     r"""Advanced (strong) composition, Theorem 1.1 of the lecture.
 
     .. math:: \tilde\varepsilon = \varepsilon\sqrt{2k\ln(1/\delta')}
@@ -138,7 +139,7 @@ def advanced_composition(epsilon, delta, k, delta_prime) -> tuple[float, float]:
     return eps_total, min(1.0, k * delta + delta_prime)
 
 
-def advanced_composition_drv(epsilon, delta, k, delta_prime) -> tuple[float, float]:
+def advanced_composition_drv(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[float, float]:
     r"""The original advanced composition bound of Dwork, Rothblum & Vadhan (2010), for comparison.
 
     .. math:: \tilde\varepsilon = \varepsilon\sqrt{2k\ln(1/\delta')} + k\varepsilon(e^\varepsilon - 1),
@@ -171,7 +172,7 @@ def _leaky_rr_pld(epsilon: float, delta: float) -> DiscretePLD:
     return DiscretePLD([epsilon, -epsilon], [p_plus, p_minus], infinity_mass=delta)
 
 
-def leaky_randomized_response_pld(epsilon, delta=0.0) -> DiscretePLD:
+def leaky_randomized_response_pld(epsilon: float, delta: float = 0.0) -> DiscretePLD:
     r"""PLD of leaky randomized response, the worst :math:`(\varepsilon, \delta)`-DP mechanism.
 
     For the ordered pair :math:`(U, V)` of the lecture's simulation lemma: loss :math:`+\infty` w.p.
@@ -196,7 +197,7 @@ def leaky_randomized_response_pld(epsilon, delta=0.0) -> DiscretePLD:
     return _leaky_rr_pld(epsilon, delta)
 
 
-def optimal_composition_pld(epsilon, delta, k) -> DiscretePLD:
+def optimal_composition_pld(epsilon: float, delta: float, k: int) -> DiscretePLD:
     r"""Exact PLD of the :math:`k`-fold composition of leaky randomized response (the KOV worst case).
 
     :math:`L = \varepsilon(k - 2i)` with :math:`i \sim \mathrm{Binomial}(k, 1/(1+e^\varepsilon))` given no
@@ -214,7 +215,8 @@ def optimal_composition_pld(epsilon, delta, k) -> DiscretePLD:
     return _leaky_rr_pld(epsilon, delta).self_compose(k)
 
 
-def optimal_composition_delta(epsilon, delta, k, epsilon_total):
+def optimal_composition_delta(epsilon: float, delta: float, k: int,
+                              epsilon_total: npt.ArrayLike) -> float | np.ndarray:
     r"""Tight delta of the composition of k mechanisms that are each (epsilon, delta)-DP, at a total epsilon.
 
     The smallest :math:`\tilde\delta` such that any :math:`k` adaptively composed
@@ -250,7 +252,8 @@ def optimal_composition_delta(epsilon, delta, k, epsilon_total):
     return pld.delta_for_epsilon(epsilon_total)
 
 
-def optimal_composition_epsilon(epsilon, delta, k, delta_total):
+def optimal_composition_epsilon(epsilon: float, delta: float, k: int,
+                                delta_total: npt.ArrayLike) -> float | np.ndarray:
     r"""Tight epsilon of the composition of k mechanisms that are each (epsilon, delta)-DP, at a total delta.
 
     The smallest :math:`\tilde\varepsilon` such that any :math:`k` adaptively composed
@@ -289,7 +292,8 @@ def optimal_composition_epsilon(epsilon, delta, k, delta_total):
 # heterogeneous composition
 # ----------------------------------------------------------------------------------------------------------
 
-def heterogeneous_composition_pld(epsilons, deltas=None, value_step=None) -> PrivacyLossDistribution:
+def heterogeneous_composition_pld(epsilons: npt.ArrayLike, deltas: npt.ArrayLike | None = None,
+                                  value_step: float | None = None) -> PrivacyLossDistribution:
     r"""PLD of the worst-case composition of mechanisms that are :math:`(\varepsilon_i, \delta_i)`-DP.
 
     The composition of the leaky randomized response PLDs of the individual guarantees (the simulation
@@ -318,17 +322,20 @@ def heterogeneous_composition_pld(epsilons, deltas=None, value_step=None) -> Pri
     if value_step is not None:
         value_step = check_real("value_step", value_step, lo=0.0, lo_open=True)
     pairs, counts = np.unique(np.stack([eps, dl], axis=1), axis=0, return_counts=True)
-    result = None
-    for (e, d), c in zip(pairs, counts):
-        part = _leaky_rr_pld(float(e), float(d))
+    result: PrivacyLossDistribution | None = None
+    for (e, d), c in zip(pairs, counts, strict=True):
+        part: PrivacyLossDistribution = _leaky_rr_pld(float(e), float(d))
         if value_step is not None:
             part = GridPLD.from_pld(part, value_step=value_step, pessimistic=True)
         part = part.self_compose(int(c))
         result = part if result is None else result.compose(part)
+    assert result is not None  # epsilons is not empty
     return result
 
 
-def heterogeneous_composition_delta(epsilons, deltas, epsilon_total, value_step=None):
+def heterogeneous_composition_delta(epsilons: npt.ArrayLike, deltas: npt.ArrayLike | None,
+                                    epsilon_total: npt.ArrayLike,
+                                    value_step: float | None = None) -> float | np.ndarray:
     r"""Tight :math:`\tilde\delta(\tilde\varepsilon)` of a heterogeneous composition (see
     :func:`heterogeneous_composition_pld`; exact when ``value_step`` is ``None``, an upper bound otherwise).
 
@@ -342,7 +349,9 @@ def heterogeneous_composition_delta(epsilons, deltas, epsilon_total, value_step=
     return pld.delta_for_epsilon(epsilon_total)
 
 
-def heterogeneous_composition_epsilon(epsilons, deltas, delta_total, value_step=None):
+def heterogeneous_composition_epsilon(epsilons: npt.ArrayLike, deltas: npt.ArrayLike | None,
+                                      delta_total: npt.ArrayLike,
+                                      value_step: float | None = None) -> float | np.ndarray:
     r"""Smallest :math:`\tilde\varepsilon` of a heterogeneous composition at :math:`\tilde\delta` (see
     :func:`heterogeneous_composition_pld`; exact when ``value_step`` is ``None``, an upper bound otherwise).
 
@@ -371,7 +380,7 @@ def _mv_patterns(eps: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return a, b, log_z
 
 
-def _check_mv(epsilons, deltas) -> tuple[np.ndarray, np.ndarray]:
+def _check_mv(epsilons: npt.ArrayLike, deltas: npt.ArrayLike | None) -> tuple[np.ndarray, np.ndarray]:
     eps, dl = _check_eps_delta_lists(epsilons, deltas)
     if eps.size > MAX_ENUMERATION:
         raise ValueError(f"epsilons must have at most {MAX_ENUMERATION} entries for the enumeration over all 2^k "
@@ -379,7 +388,7 @@ def _check_mv(epsilons, deltas) -> tuple[np.ndarray, np.ndarray]:
     return eps, dl
 
 
-def murtagh_vadhan_delta(epsilons, epsilon_total, deltas=None) -> float:
+def murtagh_vadhan_delta(epsilons: npt.ArrayLike, epsilon_total: float, deltas: npt.ArrayLike | None = None) -> float:
     r"""Exact optimal delta of a heterogeneous composition at a total epsilon, by enumeration.
 
     Murtagh & Vadhan (2016, arXiv:1507.03113, Theorem 1.5): the composition of mechanisms that are
@@ -417,7 +426,7 @@ def murtagh_vadhan_delta(epsilons, epsilon_total, deltas=None) -> float:
     return float(min(1.0, max(0.0, 1.0 - keep * (1.0 - pure))))
 
 
-def murtagh_vadhan_exact(epsilons, delta_total, deltas=None) -> float:
+def murtagh_vadhan_exact(epsilons: npt.ArrayLike, delta_total: float, deltas: npt.ArrayLike | None = None) -> float:
     r"""Exact optimal epsilon of a heterogeneous composition at a total delta, by enumeration.
 
     The inverse of :func:`murtagh_vadhan_delta` (Murtagh & Vadhan 2016, arXiv:1507.03113, Theorem 1.5).

@@ -28,9 +28,9 @@ References:
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special
 
 from ._validation import check_delta, check_pmf_pair, check_real, check_real_array
@@ -49,7 +49,7 @@ __all__ = [
 # helpers
 # --------------------------------------------------------------------------------------------------------
 
-def _pair(p: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
+def _pair(p: npt.ArrayLike, q: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Validate a pair of pmfs (1-D, finite, >= 0, each summing to 1 within 1e-9, same length)."""
     return check_pmf_pair("p", p, "q", q)
 
@@ -76,7 +76,7 @@ def _hockey_stick(p: np.ndarray, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
     return terms.sum(axis=-1)
 
 
-def _as_output(values: np.ndarray, scalar: bool):
+def _as_output(values: np.ndarray, scalar: bool) -> float | np.ndarray:
     return float(values) if scalar else values
 
 
@@ -84,7 +84,7 @@ def _as_output(values: np.ndarray, scalar: bool):
 # hockey-stick divergence, privacy profile, indistinguishability
 # --------------------------------------------------------------------------------------------------------
 
-def hockey_stick_divergence(p: Any, q: Any, epsilon: Any):
+def hockey_stick_divergence(p: npt.ArrayLike, q: npt.ArrayLike, epsilon: npt.ArrayLike) -> float | np.ndarray:
     r"""Hockey-stick divergence :math:`H_{e^\epsilon}(P\|Q)` of two pmfs (one direction).
 
     .. math::
@@ -121,7 +121,8 @@ def hockey_stick_divergence(p: Any, q: Any, epsilon: Any):
     return _as_output(_hockey_stick(p, q, eps), eps.ndim == 0)
 
 
-def privacy_profile(p: Any, q: Any, epsilon: Any, symmetric: bool = True):
+def privacy_profile(p: npt.ArrayLike, q: npt.ArrayLike, epsilon: npt.ArrayLike,
+                    symmetric: bool = True) -> float | np.ndarray:
     r"""Privacy profile :math:`\delta(\epsilon)` of a pair of pmfs.
 
     .. math::
@@ -158,7 +159,8 @@ def privacy_profile(p: Any, q: Any, epsilon: Any, symmetric: bool = True):
     return _as_output(out, eps.ndim == 0)
 
 
-def is_indistinguishable(p: Any, q: Any, epsilon: Any, delta: Any, atol: float = 1e-12) -> bool:
+def is_indistinguishable(p: npt.ArrayLike, q: npt.ArrayLike, epsilon: float, delta: float,
+                         atol: float = 1e-12) -> bool:
     r"""Whether two pmfs are :math:`(\epsilon, \delta)`-indistinguishable.
 
     The relation of the lecture: for every event :math:`E`,
@@ -203,7 +205,7 @@ def is_indistinguishable(p: Any, q: Any, epsilon: Any, delta: Any, atol: float =
 # total variation, Kullback-Leibler, Rényi
 # --------------------------------------------------------------------------------------------------------
 
-def total_variation(p: Any, q: Any) -> float:
+def total_variation(p: npt.ArrayLike, q: npt.ArrayLike) -> float:
     r"""Total variation distance :math:`\tfrac12 \sum_x |P(x) - Q(x)| = \sup_E |P(E) - Q(E)|`.
 
     It equals the hockey-stick divergence at :math:`\epsilon = 0` (in either direction).
@@ -224,7 +226,7 @@ def total_variation(p: Any, q: Any) -> float:
     return float(min(1.0, 0.5 * np.abs(p - q).sum()))
 
 
-def kl_divergence(p: Any, q: Any) -> float:
+def kl_divergence(p: npt.ArrayLike, q: npt.ArrayLike) -> float:
     r"""Kullback-Leibler divergence in nats, :math:`D(P\|Q) = \sum_{x: P(x) > 0} P(x) \ln(P(x)/Q(x))`.
 
     ``+inf`` when :math:`P` puts mass on an outcome where :math:`Q` has none; terms with :math:`P(x) = 0`
@@ -286,7 +288,7 @@ def _renyi_one(p: np.ndarray, q: np.ndarray, alpha: float) -> float:
     return max(0.0, log_e / (alpha - 1.0))
 
 
-def renyi_divergence(p: Any, q: Any, alpha: Any):
+def renyi_divergence(p: npt.ArrayLike, q: npt.ArrayLike, alpha: npt.ArrayLike) -> float | np.ndarray:
     r"""Rényi divergence of order :math:`\alpha` in nats.
 
     .. math::

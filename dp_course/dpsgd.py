@@ -20,17 +20,23 @@ sigma = 1.1), so the two accountants agree exactly at integer orders and differ 
 epsilon when a fractional order is optimal: for q = 0.01, sigma = 1.1, T = 1000, delta = 1e-5 we get
 1.7117701 (order 9.6) against dp-accounting's 1.7117702.
 
+The noise of the accountant functions can be given as a number (the noise multiplier) or as the
+:class:`~dp_course.mechanisms.GaussianMechanism` that adds it (noise multiplier ``sigma / sensitivity``, the
+sensitivity being the clipping norm).
+
 The module also provides the three DP-SGD scenarios of the slide deck as small helpers, with the slide's
-algebra corrected where ERRATA.md says so (items 6, 7, 8, 10).
+algebra corrected where ``docs/errata.md`` says so (items 6, 7, 8, 10).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from scipy import optimize
 
-from ._validation import check_delta, check_int, check_probability, check_real
-from .renyi import (RDPCurve, check_orders, rdp_to_dp_epsilon_and_order, zcdp_rho_for_dp)
+from ._validation import check_delta, check_int, check_orders, check_probability, check_real
+from .mechanisms import GaussianMechanism, noise_multiplier
+from .renyi import RDPCurve, rdp_to_dp_epsilon_and_order, zcdp_rho_for_dp
 from .subsampling import poisson_subsampled_gaussian_rdp, poisson_subsampled_rdp_bound
 
 __all__ = [
@@ -49,7 +55,8 @@ SIGMA_SEARCH_RANGE = (1e-3, 1e6)
 """Interval of noise multipliers searched by :func:`dpsgd_sigma_for_epsilon`."""
 
 
-def dpsgd_rdp(q, sigma, steps, orders=None) -> RDPCurve:
+def dpsgd_rdp(q: float, sigma: float | GaussianMechanism, steps: int,
+              orders: npt.ArrayLike | None = None) -> RDPCurve:
     r"""RDP curve of ``steps`` steps of the Poisson-subsampled Gaussian mechanism.
 
     :math:`\varepsilon_T(\alpha) = T \cdot \frac{1}{\alpha-1}\ln A_\alpha(q, \sigma)` with
@@ -57,7 +64,9 @@ def dpsgd_rdp(q, sigma, steps, orders=None) -> RDPCurve:
 
     Args:
         q: sampling probability in [0, 1].
-        sigma: noise multiplier > 0 (noise standard deviation / clipping norm).
+        sigma: noise multiplier > 0 (noise standard deviation / clipping norm), or the
+            :class:`~dp_course.mechanisms.GaussianMechanism` of one step (noise multiplier
+            ``sigma / sensitivity``).
         steps: number of steps T, an integer >= 0.
         orders: orders > 1 (``None``: :data:`dp_course.renyi.DEFAULT_ORDERS`).
 
@@ -70,13 +79,14 @@ def dpsgd_rdp(q, sigma, steps, orders=None) -> RDPCurve:
     Source: Mironov, Talwar & Zhang 2019 (arXiv:1908.10530); Mironov 2017 (arXiv:1702.07476), Proposition 1.
     """
     q = check_probability("q", q)
-    sigma = check_real("sigma", sigma, lo=0.0, lo_open=True)
+    sigma = noise_multiplier(sigma)
     steps = check_int("steps", steps, lo=0)
     orders = check_orders(orders)
-    return RDPCurve(orders, steps * poisson_subsampled_gaussian_rdp(q, sigma, orders))
+    return RDPCurve(orders, steps * np.asarray(poisson_subsampled_gaussian_rdp(q, sigma, orders)))
 
 
-def dpsgd_epsilon_and_order(q, sigma, steps, delta, orders=None, method="improved") -> tuple[float, float]:
+def dpsgd_epsilon_and_order(q: float, sigma: float | GaussianMechanism, steps: int, delta: float,
+                            orders: npt.ArrayLike | None = None, method: str = "improved") -> tuple[float, float]:
     r"""``(epsilon, order)``: DP-SGD's :math:`\varepsilon` at ``delta`` and the Rényi order that achieves it.
 
     See :func:`dpsgd_epsilon`.
@@ -85,7 +95,8 @@ def dpsgd_epsilon_and_order(q, sigma, steps, delta, orders=None, method="improve
     return rdp_to_dp_epsilon_and_order(curve.orders, curve.epsilons, delta, method)
 
 
-def dpsgd_epsilon(q, sigma, steps, delta, orders=None, method="improved") -> float:
+def dpsgd_epsilon(q: float, sigma: float | GaussianMechanism, steps: int, delta: float,
+                  orders: npt.ArrayLike | None = None, method: str = "improved") -> float:
     r"""Epsilon of DP-SGD after ``steps`` Poisson-subsampled Gaussian steps, at a target ``delta``.
 
     .. math:: \varepsilon = \min_\alpha\; T\varepsilon_1(\alpha) + \ln\tfrac{\alpha-1}{\alpha}
@@ -97,7 +108,7 @@ def dpsgd_epsilon(q, sigma, steps, delta, orders=None, method="improved") -> flo
 
     Args:
         q: sampling probability in [0, 1].
-        sigma: noise multiplier > 0.
+        sigma: noise multiplier > 0, or the :class:`~dp_course.mechanisms.GaussianMechanism` of one step.
         steps: number of steps, integer >= 0.
         delta: target delta in (0, 1).
         orders: orders > 1 (``None``: dp-accounting's default orders).
@@ -115,7 +126,8 @@ def dpsgd_epsilon(q, sigma, steps, delta, orders=None, method="improved") -> flo
     return dpsgd_epsilon_and_order(q, sigma, steps, delta, orders, method)[0]
 
 
-def dpsgd_delta(q, sigma, steps, epsilon, orders=None, method="improved") -> float:
+def dpsgd_delta(q: float, sigma: float | GaussianMechanism, steps: int, epsilon: float,
+                orders: npt.ArrayLike | None = None, method: str = "improved") -> float:
     r"""Delta of DP-SGD after ``steps`` steps at a target ``epsilon`` (minimum over orders).
 
     Uses :meth:`dp_course.renyi.RDPCurve.delta` on the curve of :func:`dpsgd_rdp`.
@@ -128,7 +140,8 @@ def dpsgd_delta(q, sigma, steps, epsilon, orders=None, method="improved") -> flo
     return dpsgd_rdp(q, sigma, steps, orders).delta(epsilon, method)
 
 
-def dpsgd_sigma_for_epsilon(q, steps, epsilon, delta, orders=None, method="improved") -> float:
+def dpsgd_sigma_for_epsilon(q: float, steps: int, epsilon: float, delta: float,
+                            orders: npt.ArrayLike | None = None, method: str = "improved") -> float:
     r"""Smallest noise multiplier :math:`\sigma` for which DP-SGD is :math:`(\varepsilon, \delta)`-DP.
 
     The accountant's :math:`\varepsilon(\sigma)` (:func:`dpsgd_epsilon`) does not increase with :math:`\sigma`
@@ -197,7 +210,7 @@ def dpsgd_sigma_for_epsilon(q, steps, epsilon, delta, orders=None, method="impro
 # The slide deck's three scenarios
 # ----------------------------------------------------------------------------------------------------------
 
-def scenario1_laplace_scale(epsilon, steps, m, n, sensitivity=1.0) -> float:
+def scenario1_laplace_scale(epsilon: float, steps: int, m: int, n: int, sensitivity: float = 1.0) -> float:
     r"""Scenario 1: Laplace scale for :math:`\varepsilon`-DP after T steps of fixed-size subsampled SGD.
 
     Each step adds :math:`\mathrm{Lap}(b)` noise to the average of :math:`m` clipped gradients drawn without
@@ -237,8 +250,8 @@ def scenario1_laplace_scale(epsilon, steps, m, n, sensitivity=1.0) -> float:
     return float(sensitivity / (m * base_eps))
 
 
-def scenario2_gaussian_sigma(epsilon, delta, steps, n, sensitivity=1.0, tight=True,
-                             method="bun_steinke") -> float:
+def scenario2_gaussian_sigma(epsilon: float, delta: float, steps: int, n: int, sensitivity: float = 1.0,
+                             tight: bool = True, method: str = "bun_steinke") -> float:
     r"""Scenario 2: Gaussian noise level for :math:`(\varepsilon, \delta)`-DP after T full-batch steps.
 
     1. The zCDP budget: :math:`\rho = (\sqrt{\ln(1/\delta)+\varepsilon} - \sqrt{\ln(1/\delta)})^2`
@@ -281,7 +294,8 @@ def scenario2_gaussian_sigma(epsilon, delta, steps, n, sensitivity=1.0, tight=Tr
     return float(np.sqrt(steps * sensitivity**2 / (factor * n**2 * rho)))
 
 
-def scenario3_rdp(sigma, q, steps, n, sensitivity=1.0, orders=None, tight=True) -> RDPCurve:
+def scenario3_rdp(sigma: float, q: float, steps: int, n: int, sensitivity: float = 1.0,
+                  orders: npt.ArrayLike | None = None, tight: bool = True) -> RDPCurve:
     r"""Scenario 3, steps 1-4: RDP after T steps of Poisson-subsampled noisy SGD, following the slide deck.
 
     1. One full-batch step with :math:`N(0, \sigma^2 I)` noise on the average of :math:`n` gradients
@@ -297,6 +311,11 @@ def scenario3_rdp(sigma, q, steps, n, sensitivity=1.0, orders=None, tight=True) 
 
     With ``tight=True`` this is exactly the DP-SGD accountant at noise multiplier :math:`n\sigma/B_2` (at
     integer orders).
+
+    ``n`` is the number the gradient sum is divided by.  The slide's DP-SGD update divides by the batch size
+    :math:`m_t`, not by the data set size: for that update pass the expected batch size :math:`m = qn`
+    (the slide's step 1 with the data set size overstates the noise multiplier by :math:`1/q`; lecture 06
+    and ``tests/test_dpsgd_scenarios.py``).
 
     Args:
         sigma: noise standard deviation > 0.
@@ -327,11 +346,11 @@ def scenario3_rdp(sigma, q, steps, n, sensitivity=1.0, orders=None, tight=True) 
     orders = check_orders(orders)
     rho = sensitivity**2 / ((2.0 if tight else 1.0) * n**2 * sigma**2)
     per_step = poisson_subsampled_rdp_bound(lambda i: i * rho, q, orders)
-    return RDPCurve(orders, steps * per_step)
+    return RDPCurve(orders, steps * np.asarray(per_step))
 
 
-def scenario3_epsilon(sigma, q, steps, delta, n, sensitivity=1.0, orders=None, tight=True,
-                      method="classic") -> float:
+def scenario3_epsilon(sigma: float, q: float, steps: int, delta: float, n: int, sensitivity: float = 1.0,
+                      orders: npt.ArrayLike | None = None, tight: bool = True, method: str = "classic") -> float:
     r"""Scenario 3, step 5: :math:`\varepsilon` at ``delta`` from :func:`scenario3_rdp`.
 
     The slide converts with the classic bound

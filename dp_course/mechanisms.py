@@ -7,6 +7,11 @@ Each description validates its parameters when it is created and offers
   (finite outputs, with ``outcomes`` naming the entries) or scipy frozen distributions (continuous outputs);
 * ``privacy_loss_distribution(...)`` – the privacy loss distribution of that pair (see :mod:`dp_course.pld`).
 
+These descriptions are the one way the library names a mechanism: the RDP, zCDP and DP-SGD functions of
+:mod:`dp_course.renyi`, :mod:`dp_course.subsampling` and :mod:`dp_course.dpsgd` accept them too (as
+dp-accounting's event descriptions feed all its accountants).  Dependencies go one way: this module builds on
+:mod:`dp_course.pld` (which knows no mechanism), and the analysis modules build on this one.
+
 The neighbouring pair used throughout is documented on each class; for the additive-noise mechanisms it is
 the worst case, a query whose value moves by the full sensitivity.
 
@@ -17,13 +22,16 @@ K-ary version.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats
 
 from ._validation import check_delta, check_int, check_real, check_real_array, check_rng
+from .pld import DiscretePLD, GaussianPLD, GridPLD
 
 __all__ = [
     "RandomizedResponse",
@@ -31,10 +39,14 @@ __all__ = [
     "LaplaceMechanism",
     "GaussianMechanism",
     "NameAndShame",
+    "Mechanism",
+    "MECHANISMS",
+    "PureDPMechanism",
+    "noise_multiplier",
 ]
 
 
-def _bits(name: str, x: Any) -> np.ndarray:
+def _bits(name: str, x: npt.ArrayLike) -> np.ndarray:
     arr = np.asarray(x)
     if arr.dtype == bool:
         arr = arr.astype(int)
@@ -66,7 +78,7 @@ class RandomizedResponse:
         r""":math:`e^\epsilon/(1+e^\epsilon)`, computed as ``1/(1 + e^{-epsilon})``."""
         return float(1.0 / (1.0 + np.exp(-self.epsilon)))
 
-    def sample(self, x: Any, rng: np.random.Generator) -> np.ndarray:
+    def sample(self, x: npt.ArrayLike, rng: np.random.Generator) -> np.ndarray:
         """Randomize each bit of ``x`` independently; returns an int array of the same shape."""
         bits = _bits("x", x)
         rng = check_rng(rng)
@@ -79,10 +91,8 @@ class RandomizedResponse:
         f = float(1.0 / (1.0 + np.exp(self.epsilon)))  # 1 - t without cancellation for large epsilon
         return np.array([t, f]), np.array([f, t])
 
-    def privacy_loss_distribution(self):
+    def privacy_loss_distribution(self) -> DiscretePLD:
         """Exact PLD: ``+epsilon`` with probability ``e^eps/(1+e^eps)``, ``-epsilon`` otherwise."""
-        from .pld import DiscretePLD
-
         t, f = self.output_distributions()[0]
         return DiscretePLD([self.epsilon, -self.epsilon], [t, f])
 
@@ -116,7 +126,7 @@ class KaryRandomizedResponse:
         np.fill_diagonal(m, truth)
         return m
 
-    def sample(self, x: Any, rng: np.random.Generator) -> np.ndarray:
+    def sample(self, x: npt.ArrayLike, rng: np.random.Generator) -> np.ndarray:
         """Randomize each category in ``x`` independently."""
         arr = np.asarray(x)
         if arr.dtype.kind not in "iu" or np.any((arr < 0) | (arr >= self.k)):
@@ -133,10 +143,8 @@ class KaryRandomizedResponse:
         m = self.channel()
         return m[0].copy(), m[1].copy()
 
-    def privacy_loss_distribution(self):
+    def privacy_loss_distribution(self) -> DiscretePLD:
         """Exact PLD of the pair (category 0, category 1)."""
-        from .pld import DiscretePLD
-
         return DiscretePLD.from_pmfs(*self.output_distributions())
 
 
@@ -157,7 +165,7 @@ class LaplaceMechanism:
                            check_real("sensitivity", self.sensitivity, lo=0.0, lo_open=True))
 
     @classmethod
-    def from_epsilon(cls, epsilon: float, sensitivity: float = 1.0) -> "LaplaceMechanism":
+    def from_epsilon(cls, epsilon: float, sensitivity: float = 1.0) -> LaplaceMechanism:
         """The Laplace mechanism calibrated to be ``(epsilon, 0)``-DP: scale ``sensitivity / epsilon``."""
         epsilon = check_real("epsilon", epsilon, lo=0.0, lo_open=True)
         sensitivity = check_real("sensitivity", sensitivity, lo=0.0, lo_open=True)
@@ -168,21 +176,19 @@ class LaplaceMechanism:
         """The pure-DP level ``sensitivity / scale``."""
         return self.sensitivity / self.scale
 
-    def sample(self, value: Any, rng: np.random.Generator) -> np.ndarray | float:
+    def sample(self, value: npt.ArrayLike, rng: np.random.Generator) -> np.ndarray | float:
         """Release ``value + Lap(0, scale)`` (independent noise per entry of an array ``value``)."""
         v = check_real_array("value", value)
         rng = check_rng(rng)
         out = v + rng.laplace(0.0, self.scale, size=v.shape)
         return float(out) if out.ndim == 0 else out
 
-    def output_distributions(self):
+    def output_distributions(self) -> tuple[Any, Any]:
         """``(Lap(0, scale), Lap(sensitivity, scale))`` as scipy frozen distributions."""
         return stats.laplace(loc=0.0, scale=self.scale), stats.laplace(loc=self.sensitivity, scale=self.scale)
 
-    def privacy_loss_distribution(self, value_step: float = 1e-4, pessimistic: bool = True):
+    def privacy_loss_distribution(self, value_step: float = 1e-4, pessimistic: bool = True) -> GridPLD:
         """A discretised PLD of the pair (numerical; see :meth:`dp_course.pld.GridPLD.from_densities`)."""
-        from .pld import GridPLD
-
         # the loss of an eps-DP mechanism lies in [-eps, eps]: this keeps the far tails off +inf
         eps = self.epsilon
         return GridPLD.from_densities(*self.output_distributions(), value_step=value_step,
@@ -206,21 +212,24 @@ class GaussianMechanism:
         object.__setattr__(self, "sensitivity",
                            check_real("sensitivity", self.sensitivity, lo=0.0, lo_open=True))
 
-    def sample(self, value: Any, rng: np.random.Generator) -> np.ndarray | float:
+    @property
+    def noise_multiplier(self) -> float:
+        """``sigma / sensitivity``: the noise in units of the sensitivity (the DP-SGD convention)."""
+        return self.sigma / self.sensitivity
+
+    def sample(self, value: npt.ArrayLike, rng: np.random.Generator) -> np.ndarray | float:
         """Release ``value + N(0, sigma^2)`` (independent noise per entry)."""
         v = check_real_array("value", value)
         rng = check_rng(rng)
         out = v + rng.normal(0.0, self.sigma, size=v.shape)
         return float(out) if out.ndim == 0 else out
 
-    def output_distributions(self):
+    def output_distributions(self) -> tuple[Any, Any]:
         """``(N(0, sigma^2), N(sensitivity, sigma^2))`` as scipy frozen distributions."""
         return stats.norm(loc=0.0, scale=self.sigma), stats.norm(loc=self.sensitivity, scale=self.sigma)
 
-    def privacy_loss_distribution(self):
+    def privacy_loss_distribution(self) -> GaussianPLD:
         """The exact Gaussian PLD ``N(mu, 2 mu)``."""
-        from .pld import GaussianPLD
-
         return GaussianPLD.from_mechanism(self.sigma, self.sensitivity)
 
 
@@ -240,20 +249,46 @@ class NameAndShame:
     def __post_init__(self) -> None:
         object.__setattr__(self, "delta", check_delta(self.delta))
 
-    def sample(self, records: Any, rng: np.random.Generator) -> list:
+    def sample(self, records: Iterable[Any], rng: np.random.Generator) -> list[Any]:
         """Return the released records (each kept independently with probability ``delta``), in order."""
         rng = check_rng(rng)
         records = list(records)
         keep = rng.random(len(records)) < self.delta
-        return [r for r, k in zip(records, keep) if k]
+        return [r for r, k in zip(records, keep, strict=True) if k]
 
     def output_distributions(self) -> tuple[np.ndarray, np.ndarray]:
         """Pmfs over ``outcomes`` when the differing person holds ``x`` and when they hold ``x'``."""
         d = self.delta
         return np.array([1.0 - d, d, 0.0]), np.array([1.0 - d, 0.0, d])
 
-    def privacy_loss_distribution(self):
+    def privacy_loss_distribution(self) -> DiscretePLD:
         """Exact PLD: 0 with probability ``1 - delta``, ``+inf`` with probability ``delta``."""
-        from .pld import DiscretePLD
-
         return DiscretePLD.from_pmfs(*self.output_distributions())
+
+
+Mechanism: TypeAlias = (RandomizedResponse | KaryRandomizedResponse | LaplaceMechanism | GaussianMechanism
+                        | NameAndShame)
+"""Any mechanism description of this module (for annotations)."""
+
+MECHANISMS = (RandomizedResponse, KaryRandomizedResponse, LaplaceMechanism, GaussianMechanism, NameAndShame)
+"""The description classes, for ``isinstance`` checks (``isinstance(m, MECHANISMS)``)."""
+
+PureDPMechanism: TypeAlias = RandomizedResponse | KaryRandomizedResponse | LaplaceMechanism
+"""The descriptions that are ``(epsilon, 0)``-DP for their ``epsilon`` attribute."""
+
+
+def noise_multiplier(sigma: float | GaussianMechanism, name: str = "sigma") -> float:
+    """The noise multiplier of DP-SGD given as a number or as the Gaussian mechanism that adds the noise.
+
+    A :class:`GaussianMechanism` gives ``sigma / sensitivity`` (noise standard deviation over the
+    l2-sensitivity, i.e. over the clipping norm); a number is checked to be > 0 and returned.
+
+    Raises:
+        ValueError: if ``sigma`` is neither a number > 0 nor a GaussianMechanism (the message names ``name``).
+    """
+    if isinstance(sigma, GaussianMechanism):
+        return sigma.noise_multiplier
+    if isinstance(sigma, MECHANISMS):
+        raise ValueError(f"{name} must be a noise multiplier > 0 or a GaussianMechanism, got {sigma!r}; only "
+                         "Gaussian noise has a noise multiplier")
+    return check_real(name, sigma, lo=0.0, lo_open=True)

@@ -1,68 +1,111 @@
-"""Plots the lectures call, in one consistent style.
+r"""Plots the lectures call, in one consistent style.
 
 Every function draws on a given matplotlib ``Axes`` (or a new one), labels its axes, uses log scales where the
-quantity spans orders of magnitude, and returns the ``Axes`` so a notebook can add to it.
+quantity spans orders of magnitude, keeps its legend outside the data area (right of a single panel, below a
+panel that has neighbours), and returns the ``Axes`` so a notebook can add to it.  :func:`new_figure` makes a
+figure in the course style that is independent of pyplot (the explorers draw on these).
 
->>> import matplotlib; matplotlib.use("Agg")
 >>> from dp_course.mechanisms import RandomizedResponse
 >>> ax = plot_privacy_profile({"RR, eps=1": RandomizedResponse(1.0).privacy_loss_distribution()})
 >>> ax.get_xlabel()
-'$\\\\varepsilon$'
+'$\\varepsilon$'
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+from cycler import cycler
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
+from numpy.typing import ArrayLike
 
-from ._validation import check_real_array
-from .pld import GaussianPLD, PrivacyLossDistribution, _AtomicPLD
+from ._validation import check_delta, check_epsilon, check_pmf_pair, check_real_array
+from .composition import advanced_composition, basic_composition, optimal_composition_epsilon
+from .pld import DiscretePLD, GaussianPLD, GridPLD, PrivacyLossDistribution
+
+if TYPE_CHECKING:  # matplotlib >= 3.9; only the type checker needs it
+    from matplotlib.typing import RcKeyType
 
 __all__ = [
     "COLORS",
     "course_style",
+    "new_figure",
     "plot_privacy_profile",
     "plot_pld",
     "plot_composition",
     "plot_composition_bounds",
     "plot_rdp_curves",
     "plot_pmf_pair",
+    "plot_simulation_map",
+    "plot_simulation_check",
 ]
 
-# Colour-blind-safe palette (Okabe & Ito 2008), in the order curves are drawn.
+# Colour-blind-safe palette (Okabe & Ito 2008), in the order curves are drawn: blue, vermillion, bluish green,
+# reddish purple, orange, sky blue, yellow, black.
 COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
+INFINITY_COLOR = COLORS[1]
+"""Colour of the atom at :math:`L = +\\infty` in :func:`plot_pld` (vermillion)."""
 
-_STYLE = {
-    "axes.prop_cycle": mpl.cycler(color=COLORS),
+_STYLE: dict[RcKeyType, Any] = {
+    "axes.prop_cycle": cycler(color=COLORS),
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "figure.figsize": (6.4, 4.0),
+    "figure.figsize": (7.5, 4.0),
     "figure.dpi": 100,
+    "figure.constrained_layout.use": True,  # room for the legends outside the axes, no overlaps
     "legend.frameon": False,
     "font.size": 11,
 }
 
 
 @contextmanager
-def course_style():
+def course_style() -> Iterator[None]:
     """Context manager applying the course's matplotlib style (``with course_style(): ...``)."""
     with mpl.rc_context(_STYLE):
         yield
 
 
-def _axes(ax):
+def new_figure(ncols: int = 1, figsize: tuple[float, float] | None = None) -> tuple[Figure, list[Axes]]:
+    """A figure in the course style with ``ncols`` panels in a row, drawn by Agg and unknown to pyplot.
+
+    Unknown to pyplot: nothing accumulates while a slider moves, and a notebook shows it only when asked.
+
+    Returns:
+        ``(figure, axes)`` with ``axes`` a list of ``ncols`` Axes.
+    """
+    with course_style():
+        fig = Figure(figsize=figsize or (7.5 if ncols == 1 else 4.0 * ncols, 4.0))
+        FigureCanvasAgg(fig)
+        axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    return fig, axes
+
+
+def _axes(ax: Axes | None) -> Axes:
     if ax is None:
         with course_style():
             _, ax = plt.subplots()
     ax.grid(True, alpha=0.3)
     return ax
+
+
+def _legend(ax: Axes, **kwargs: Any) -> None:
+    """A legend outside the data area: to the right of a lone panel, below a panel with neighbours in its row."""
+    spec = ax.get_subplotspec()
+    beside = spec is not None and spec.get_gridspec().ncols > 1
+    if beside:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2, **kwargs)
+    else:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kwargs)
 
 
 def _check_mapping(name: str, curves: Any) -> Mapping:
@@ -71,15 +114,22 @@ def _check_mapping(name: str, curves: Any) -> Mapping:
     return curves
 
 
-def plot_privacy_profile(curves: Mapping[str, Any], epsilons: Sequence[float] | None = None, ax=None,
-                         log_delta: bool = True):
-    r"""Plot :math:`\delta(\epsilon)` for each curve.
+def plot_privacy_profile(curves: Mapping[str, Any], epsilons: ArrayLike | None = None, ax: Axes | None = None,
+                         log_delta: bool = True) -> Axes:
+    r"""Plot the privacy profile :math:`\varepsilon \mapsto \delta(\varepsilon)` of each curve.
 
     Args:
         curves: label -> a :class:`~dp_course.pld.PrivacyLossDistribution`, a function ``eps -> delta``
             (vectorised), or an array of deltas matching ``epsilons``.
         epsilons: the epsilon grid (default: 0 to 5 in 200 steps).
-        log_delta: logarithmic delta axis (the interesting deltas are small).
+        ax: the Axes to draw on (default: a new figure).
+        log_delta: logarithmic delta axis (the interesting deltas are small); exact zeros are left as gaps.
+
+    Returns:
+        The Axes.
+
+    Raises:
+        ValueError: for an empty mapping, a negative epsilon, or an array of the wrong length.
     """
     curves = _check_mapping("curves", curves)
     eps = np.linspace(0.0, 5.0, 200) if epsilons is None else check_real_array("epsilons", epsilons, lo=0.0,
@@ -102,15 +152,50 @@ def plot_privacy_profile(curves: Mapping[str, Any], epsilons: Sequence[float] | 
     if log_delta:
         ax.set_yscale("log")
     ax.set_title("Privacy profile")
-    ax.legend()
+    _legend(ax)
     return ax
 
 
-def plot_pld(pld: PrivacyLossDistribution, ax=None, bins: int = 200, label: str | None = None,
-             show_mean: bool = True):
-    """Plot a privacy loss distribution: atoms as stems, continuous/fine-grid laws as a density.
+def _draw_infinity_atom(ax: Axes, lo: float, hi: float, mass: float) -> float:
+    """Draw the atom at :math:`+\\infty` as a dotted stem well right of the finite losses (``lo``..``hi``),
+    beyond a dotted break and clear of the axis edge, above a tick labelled "+∞"; returns its position."""
+    span = max(hi - lo, 1.0)
+    pad = 0.5 * (span - (hi - lo))          # a narrow finite part (one atom) sits in a unit-wide window
+    x_inf = hi + max(1.0, 0.3 * span)
+    ax.vlines([x_inf], 0.0, [mass], colors=INFINITY_COLOR, linestyles=":", linewidth=1.5)
+    ax.plot([x_inf], [mass], marker="^", color=INFINITY_COLOR, linestyle="none",
+            label=rf"$L = +\infty$ (mass {mass:.3g})")
+    right = hi + min(pad, 0.4 * (x_inf - hi))
+    ax.axvline(0.5 * (right + x_inf), color="0.6", linestyle=":", linewidth=1)
+    left = lo - max(pad, 0.1 * span)
+    ax.set_xlim(left, x_inf + 0.15 * (x_inf - left))
+    finite_ticks = [t for t in MaxNLocator(nbins=3).tick_values(left, right) if left <= t <= right + 1e-12]
+    ax.xaxis.set_major_locator(FixedLocator([*finite_ticks, x_inf]))
+    ax.xaxis.set_major_formatter(FuncFormatter(
+        lambda v, _: "+∞" if np.isclose(v, x_inf) else f"{v:g}".replace("-", "\N{MINUS SIGN}")))
+    return x_inf
 
-    An atom at ``+inf`` (e.g. name-and-shame) is drawn as a red marker at the right edge, labelled with its mass.
+
+def plot_pld(pld: PrivacyLossDistribution, ax: Axes | None = None, bins: int = 200, label: str | None = None,
+             show_mean: bool = True) -> Axes:
+    r"""Plot a privacy loss distribution: atoms as stems, continuous or fine-grid laws as a density.
+
+    An atom at :math:`L = +\infty` (e.g. name-and-shame) is drawn as a vermillion dotted stem with a triangle,
+    beyond a dotted break at least one unit right of the finite losses and clear of the axis edge, above a
+    tick labelled "+∞"; its mass is in the legend.
+
+    Args:
+        pld: the privacy loss distribution.
+        ax: the Axes to draw on (default: a new figure).
+        bins: bins of the density view of a law with more than 60 atoms.
+        label: legend label (default: the class name).
+        show_mean: draw the mean as a dashed line (when finite).
+
+    Returns:
+        The Axes.
+
+    Raises:
+        ValueError: if ``pld`` is not a privacy loss distribution.
     """
     if not isinstance(pld, PrivacyLossDistribution):
         raise ValueError(f"pld must be a PrivacyLossDistribution, got {type(pld).__name__}")
@@ -121,11 +206,11 @@ def plot_pld(pld: PrivacyLossDistribution, ax=None, bins: int = 200, label: str 
         x = np.linspace(pld.mu - 5 * sd, pld.mu + 5 * sd, 400)
         ax.plot(x, pld.pdf(x), label=label)
         ax.set_ylabel("density")
-        hi = x[-1]
-    elif isinstance(pld, _AtomicPLD):
+        lo, hi = x[0], x[-1]
+    elif isinstance(pld, (DiscretePLD, GridPLD)):
         losses, probs = np.asarray(pld.losses), pld.probs
         if losses.size <= 60:
-            markers, stems, _ = ax.stem(losses, probs, label=label, basefmt=" ")
+            ax.stem(losses, probs, label=label, basefmt=" ")
             ax.set_ylabel("probability")
         else:
             # many atoms (a grid or a long composition): show mass per unit of loss on `bins` bins
@@ -133,28 +218,35 @@ def plot_pld(pld: PrivacyLossDistribution, ax=None, bins: int = 200, label: str 
             mass, _ = np.histogram(losses, bins=edges, weights=probs)
             ax.stairs(mass / np.diff(edges), edges, label=label, fill=True, alpha=0.6)
             ax.set_ylabel("probability density")
-        hi = losses.max() if losses.size else 1.0
+        lo, hi = (losses.min(), losses.max()) if losses.size else (0.0, 0.0)
     else:  # pragma: no cover - every PLD class is one of the above
         raise ValueError(f"cannot plot a {type(pld).__name__}")
     if pld.infinity_mass > 0:
-        x_inf = hi + 0.1 * max(1.0, abs(hi))
-        ax.plot([x_inf], [pld.infinity_mass], marker="^", color="#D55E00", linestyle="none",
-                label=rf"$L=+\infty$ (mass {pld.infinity_mass:.3g})")
+        _draw_infinity_atom(ax, float(lo), float(hi), pld.infinity_mass)
     if show_mean and np.isfinite(pld.mean):
         ax.axvline(pld.mean, color="0.3", linestyle="--", linewidth=1, label=f"mean {pld.mean:.3g}")
     ax.set_xlabel("privacy loss $L$")
     ax.set_title("Privacy loss distribution")
-    ax.legend()
+    _legend(ax)
     return ax
 
 
-def plot_composition(ks: Sequence[float], curves: Mapping[str, Any], ax=None, logx: bool = True,
-                     logy: bool = False, ylabel: str = r"total $\varepsilon$"):
+def plot_composition(ks: ArrayLike, curves: Mapping[str, Any], ax: Axes | None = None, logx: bool = True,
+                     logy: bool = False, ylabel: str = r"total $\varepsilon$") -> Axes:
     r"""Plot total privacy parameters against the number of compositions ``k``.
 
     Args:
-        ks: the numbers of compositions.
+        ks: the numbers of compositions (>= 1).
         curves: label -> array of values (one per k) or a function ``k -> value`` (called per k).
+        ax: the Axes to draw on (default: a new figure).
+        logx, logy: logarithmic axes.
+        ylabel: the y-axis label.
+
+    Returns:
+        The Axes.
+
+    Raises:
+        ValueError: for ``k < 1``, an empty mapping or an array of the wrong length.
     """
     ks = check_real_array("ks", ks, lo=1.0, ndim=1)
     curves = _check_mapping("curves", curves)
@@ -172,21 +264,35 @@ def plot_composition(ks: Sequence[float], curves: Mapping[str, Any], ax=None, lo
     ax.set_xlabel("number of compositions $k$")
     ax.set_ylabel(ylabel)
     ax.set_title("Composition")
-    ax.legend()
+    _legend(ax)
     return ax
 
 
-def plot_composition_bounds(epsilon: float, ks: Sequence[int], delta_prime: float = 1e-6, delta: float = 0.0,
-                            ax=None, logx: bool = True):
-    r"""Basic, strong (Theorem 1.1) and optimal composition of ``k`` mechanisms that are each (eps, delta)-DP.
+def plot_composition_bounds(epsilon: float, ks: ArrayLike, delta_prime: float = 1e-6, delta: float = 0.0,
+                            ax: Axes | None = None, logx: bool = True) -> Axes:
+    r"""Basic, strong (Theorem 1.1) and optimal composition of ``k`` mechanisms that are each (ε, δ)-DP.
 
-    The total epsilon at total delta ``k * delta + delta_prime`` (the optimal curve is the exact
-    Kairouz-Oh-Viswanath value for the same total delta).  Reproduces Figure 1 of the advanced-composition
-    lecture (there: eps = 0.01, delta' = 1e-6, delta = 0) with the optimal curve added.
+    The total :math:`\varepsilon` at total :math:`\delta_{tot} = k\delta + \delta'`: basic
+    :math:`k\varepsilon`; strong :math:`\varepsilon\sqrt{2k\ln(1/\delta')} + k\varepsilon(e^\varepsilon-1)`;
+    optimal the exact Kairouz–Oh–Viswanath value for the same total delta.  Reproduces Figure 1 of the
+    advanced-composition lecture (there: ε = 0.01, δ' = 1e-6, δ = 0) with the optimal curve added.
+
+    Args:
+        epsilon: per-mechanism epsilon > 0.
+        ks: whole numbers of compositions.
+        delta_prime: the extra delta of strong composition, in (0, 1).
+        delta: per-mechanism delta in [0, 1).
+        ax: the Axes to draw on (default: a new figure).
+        logx: logarithmic k axis.
+
+    Returns:
+        The Axes.
+
+    Raises:
+        ValueError: for parameters out of range or ``ks`` that are not whole numbers.
+
+    Source: Dwork, Rothblum & Vadhan 2010 (strong composition); Kairouz, Oh & Viswanath 2015 (arXiv:1311.0776).
     """
-    from .composition import advanced_composition, basic_composition, optimal_composition_epsilon
-    from ._validation import check_delta, check_epsilon
-
     epsilon = check_epsilon(epsilon, allow_zero=False)
     delta = check_delta(delta)
     delta_prime = check_delta(delta_prime, "delta_prime", allow_zero=False)
@@ -195,7 +301,7 @@ def plot_composition_bounds(epsilon: float, ks: Sequence[int], delta_prime: floa
         raise ValueError(f"ks must contain whole numbers of compositions, got {ks_arr.tolist()}")
     ks_int = [int(k) for k in ks_arr]
     curves = {
-        "basic: $k\varepsilon$": [basic_composition([epsilon] * k, [delta] * k)[0] for k in ks_int],
+        r"basic: $k\varepsilon$": [basic_composition([epsilon] * k, [delta] * k)[0] for k in ks_int],
         "strong (Theorem 1.1)": [advanced_composition(epsilon, delta, k, delta_prime)[0] for k in ks_int],
         "optimal (exact)": [optimal_composition_epsilon(epsilon, delta, k, min(k * delta + delta_prime, 0.999))
                             for k in ks_int],
@@ -205,12 +311,21 @@ def plot_composition_bounds(epsilon: float, ks: Sequence[int], delta_prime: floa
     return ax
 
 
-def plot_rdp_curves(orders: Sequence[float], curves: Mapping[str, Any], ax=None, logy: bool = True):
+def plot_rdp_curves(orders: ArrayLike, curves: Mapping[str, Any], ax: Axes | None = None,
+                    logy: bool = True) -> Axes:
     r"""Plot Rényi-DP curves :math:`\varepsilon(\alpha)` against the order :math:`\alpha`.
 
     Args:
         orders: the Rényi orders (> 1).
         curves: label -> array of RDP values (one per order) or a function ``orders -> values``.
+        ax: the Axes to draw on (default: a new figure).
+        logy: logarithmic RDP axis.
+
+    Returns:
+        The Axes.
+
+    Raises:
+        ValueError: for orders <= 1, an empty mapping or an array of the wrong length.
     """
     orders = check_real_array("orders", orders, lo=1.0, lo_open=True, ndim=1)
     curves = _check_mapping("curves", curves)
@@ -227,15 +342,26 @@ def plot_rdp_curves(orders: Sequence[float], curves: Mapping[str, Any], ax=None,
     ax.set_xlabel(r"order $\alpha$")
     ax.set_ylabel(r"RDP $\varepsilon(\alpha)$")
     ax.set_title("Rényi differential privacy")
-    ax.legend()
+    _legend(ax)
     return ax
 
 
-def plot_pmf_pair(p: Any, q: Any, outcomes: Sequence[Any] | None = None, labels: tuple[str, str] = ("P", "Q"),
-                  ax=None):
-    """Side-by-side bars of two pmfs over the same outcomes (e.g. a mechanism on neighbouring inputs)."""
-    from ._validation import check_pmf_pair
+def plot_pmf_pair(p: ArrayLike, q: ArrayLike, outcomes: Sequence[Any] | None = None,
+                  labels: tuple[str, str] = ("P", "Q"), ax: Axes | None = None) -> Axes:
+    """Side-by-side bars of two pmfs over the same outcomes (e.g. a mechanism on neighbouring inputs).
 
+    Args:
+        p, q: pmfs of the same length.
+        outcomes: names of the outcomes (default 0, 1, ...).
+        labels: legend labels of ``p`` and ``q``.
+        ax: the Axes to draw on (default: a new figure).
+
+    Returns:
+        The Axes.
+
+    Raises:
+        ValueError: for invalid pmfs or a wrong number of outcome names.
+    """
     p, q = check_pmf_pair("p", p, "q", q)
     outcomes = list(range(p.size)) if outcomes is None else list(outcomes)
     if len(outcomes) != p.size:
@@ -247,6 +373,65 @@ def plot_pmf_pair(p: Any, q: Any, outcomes: Sequence[Any] | None = None, labels:
     ax.set_xticks(x, [str(o) for o in outcomes])
     ax.set_xlabel("outcome")
     ax.set_ylabel("probability")
-    ax.legend()
+    _legend(ax)
     return ax
 
+
+def plot_simulation_map(F: ArrayLike, row_labels: Sequence[str], ax: Axes | None = None) -> Axes:
+    """A simulation map as a heat map: row ``r`` is the law of F's output given leaky outcome ``r``.
+
+    Args:
+        F: a row-stochastic matrix (4 x n for leaky randomized response).
+        row_labels: one name per row (e.g. :data:`dp_course.simulation.LEAKY_OUTCOMES`).
+        ax: the Axes to draw on (default: a new figure).
+
+    Returns:
+        The Axes.
+
+    Raises:
+        ValueError: for entries outside [0, 1] or a wrong number of row labels.
+    """
+    f = check_real_array("F", F, lo=-1e-9, hi=1 + 1e-9, ndim=2)
+    if len(row_labels) != f.shape[0]:
+        raise ValueError(f"row_labels must name each of the {f.shape[0]} rows of F, got {len(row_labels)}")
+    ax = _axes(ax)
+    ax.grid(False)
+    ax.imshow(f, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+    for (r, c), v in np.ndenumerate(f):
+        ax.text(c, r, f"{v:.2f}", ha="center", va="center", color="white" if v > 0.6 else "black", fontsize=9)
+    ax.set_xticks(range(f.shape[1]), [str(j) for j in range(f.shape[1])])
+    ax.set_yticks(range(f.shape[0]), [str(r) for r in row_labels])
+    ax.set_xlabel("output of F")
+    ax.set_ylabel("leaky RR outcome")
+    ax.set_title("simulation map F (rows sum to 1)")
+    return ax
+
+
+def plot_simulation_check(pushed_p: ArrayLike, pushed_q: ArrayLike, p: ArrayLike, q: ArrayLike,
+                          ax: Axes | None = None) -> Axes:
+    r"""The simulation lemma's check: bars of the targets P and Q, dots of :math:`P_U F` and :math:`P_V F`.
+
+    Args:
+        pushed_p, pushed_q: the laws of F(U) and F(V).
+        p, q: the target pmfs.
+        ax: the Axes to draw on (default: a new figure).
+
+    Returns:
+        The Axes (its title gives the largest difference).
+
+    Raises:
+        ValueError: for arrays of different lengths.
+    """
+    pushed_p = check_real_array("pushed_p", pushed_p, ndim=1)
+    pushed_q = check_real_array("pushed_q", pushed_q, ndim=1)
+    ax = plot_pmf_pair(p, q, labels=("target P", "target Q"), ax=ax)
+    if pushed_p.shape != pushed_q.shape or pushed_p.size != len(ax.get_xticks()):
+        raise ValueError(f"pushed_p and pushed_q need one entry per outcome ({len(ax.get_xticks())}), got "
+                         f"{pushed_p.size} and {pushed_q.size}")
+    x = np.arange(pushed_p.size)
+    ax.plot(x - 0.2, pushed_p, "o", color="black", label=r"$P_U F$ (law of $F(U)$)")
+    ax.plot(x + 0.2, pushed_q, "s", color="0.45", label=r"$P_V F$ (law of $F(V)$)")
+    err = max(np.max(np.abs(pushed_p - np.asarray(p, float))), np.max(np.abs(pushed_q - np.asarray(q, float))))
+    ax.set_title(f"F(U) ~ P, F(V) ~ Q (max error {err:.0e})")
+    _legend(ax)
+    return ax

@@ -20,20 +20,29 @@ What lives here:
 * zCDP to :math:`(\varepsilon, \delta)` (Bun–Steinke Proposition 1.3 and the improved conversion optimised
   exactly over real orders), the inverse (the largest :math:`\rho` meeting a target), and pure DP to zCDP.
 
-Two corrections to the slide deck are implemented here (see ``/work/shared/ERRATA.md``): the zCDP conversion
+A mechanism can be named by its frozen description from :mod:`dp_course.mechanisms`: :func:`mechanism_rdp` and
+:meth:`RDPCurve.from_mechanism` take any description, and the curve and zCDP functions of one mechanism take its
+description in place of its parameters (``gaussian_rdp(alpha, GaussianMechanism(2.0))``).
+
+Two corrections to the slide deck are implemented here (see ``docs/errata.md``): the zCDP conversion
 is :math:`\varepsilon = \rho + 2\sqrt{\rho \ln(1/\delta)}` (item 5, not :math:`\rho + 4\rho\ln(1/\delta)`), and its
 inverse is :math:`\rho = (\sqrt{\ln(1/\delta) + \varepsilon} - \sqrt{\ln(1/\delta)})^2` (item 6, with the square).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import optimize
 
-from ._validation import check_delta, check_int, check_real, check_real_array
+from ._validation import DEFAULT_ORDERS, check_delta, check_int, check_orders, check_real, check_real_array
+from .divergences import renyi_divergence
+from .mechanisms import (MECHANISMS, GaussianMechanism, KaryRandomizedResponse, LaplaceMechanism, Mechanism,
+                         NameAndShame, PureDPMechanism, RandomizedResponse)
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -41,6 +50,7 @@ __all__ = [
     "gaussian_rdp",
     "laplace_rdp",
     "randomized_response_rdp",
+    "mechanism_rdp",
     "compose_rdp",
     "rdp_to_dp_epsilon",
     "rdp_to_dp_epsilon_and_order",
@@ -54,12 +64,8 @@ __all__ = [
     "pure_dp_to_zcdp",
 ]
 
-DEFAULT_ORDERS: tuple[float, ...] = tuple(
-    [1.0 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(11, 64)] + [128.0, 256.0, 512.0, 1024.0]
-)
-"""The Rényi orders dp-accounting 0.6.0 uses by default (``DEFAULT_RDP_ORDERS`` in
-``dp_accounting/rdp/rdp_privacy_accountant.py``): 1.1, 1.2, ..., 10.9, then 11, ..., 63, and 128, 256, 512,
-1024 - 156 orders, 99 of them fractional."""
+# DEFAULT_ORDERS (dp-accounting's default orders, the default of every ``orders`` argument) is defined with the
+# check of that argument in dp_course._validation and exported from here, where the RDP functions use it.
 
 CONVERSIONS = ("improved", "classic")
 """Names accepted by the ``method`` argument of the RDP -> (epsilon, delta) conversions."""
@@ -69,7 +75,7 @@ CONVERSIONS = ("improved", "classic")
 # small private helpers
 # ----------------------------------------------------------------------------------------------------------
 
-def _out(x: np.ndarray, scalar: bool):
+def _out(x: np.ndarray, scalar: bool) -> float | np.ndarray:
     """Scalar in -> float out; array in -> ndarray out."""
     return float(x) if scalar else x
 
@@ -84,13 +90,23 @@ def _check_alpha(alpha: Any, name: str = "alpha") -> tuple[np.ndarray, bool]:
     return a, scalar
 
 
-def check_orders(orders: Any, name: str = "orders") -> np.ndarray:
-    """Orders for a curve or a conversion: a non-empty 1-D array of finite reals > 1."""
-    if orders is None:
-        return np.asarray(DEFAULT_ORDERS, dtype=float)
-    if np.ndim(orders) == 0:
-        orders = [orders]
-    return check_real_array(name, orders, lo=1.0, lo_open=True, ndim=1)
+def _description(value: Any, kind: type, name: str, extra: dict[str, float]) -> Any:
+    """``value`` if it is a description of class ``kind`` (with ``extra`` arguments left at their defaults).
+
+    Returns ``None`` for anything that is not a mechanism description, which the caller then validates as a
+    number; a description of another mechanism, or one given together with a non-default ``extra`` argument
+    (e.g. ``sensitivity``, which the description already holds), is a ``ValueError``.
+    """
+    if not isinstance(value, MECHANISMS):
+        return None
+    if not isinstance(value, kind):
+        raise ValueError(f"{name} must be a number or a {kind.__name__}, got {value!r}; for any mechanism "
+                         f"use mechanism_rdp(alpha, mechanism)")
+    for arg, given in extra.items():
+        if given != 1.0:
+            raise ValueError(f"{arg} must be left out when {name} is a {kind.__name__} (it holds its own "
+                             f"{arg}), got {arg}={given!r}")
+    return value
 
 
 def _expm1_minus_x(x: np.ndarray) -> np.ndarray:
@@ -128,7 +144,8 @@ def _check_method(method: Any) -> str:
 # RDP curves of the basic mechanisms
 # ----------------------------------------------------------------------------------------------------------
 
-def gaussian_rdp(alpha, sigma, sensitivity=1.0):
+def gaussian_rdp(alpha: npt.ArrayLike, sigma: float | GaussianMechanism,
+                 sensitivity: float = 1.0) -> float | np.ndarray:
     r"""RDP of the Gaussian mechanism: :math:`\varepsilon(\alpha) = \alpha \Delta^2 / (2\sigma^2)`.
 
     The Rényi divergence between :math:`N(0, \sigma^2)` and :math:`N(\Delta, \sigma^2)` at order
@@ -137,7 +154,8 @@ def gaussian_rdp(alpha, sigma, sensitivity=1.0):
 
     Args:
         alpha: order(s) >= 1 (scalar or array; ``inf`` allowed).
-        sigma: noise standard deviation, > 0.
+        sigma: noise standard deviation, > 0, or a :class:`~dp_course.mechanisms.GaussianMechanism`
+            (which holds its own sensitivity).
         sensitivity: :math:`\ell_2`-sensitivity :math:`\Delta` of the query, > 0.
 
     Returns:
@@ -152,12 +170,16 @@ def gaussian_rdp(alpha, sigma, sensitivity=1.0):
     1.0
     """
     a, scalar = _check_alpha(alpha)
+    mech = _description(sigma, GaussianMechanism, "sigma", {"sensitivity": sensitivity})
+    if mech is not None:
+        sigma, sensitivity = mech.sigma, mech.sensitivity
     sigma = check_real("sigma", sigma, lo=0.0, lo_open=True)
     sensitivity = check_real("sensitivity", sensitivity, lo=0.0, lo_open=True)
     return _out(a * sensitivity**2 / (2.0 * sigma**2), scalar)
 
 
-def laplace_rdp(alpha, scale, sensitivity=1.0):
+def laplace_rdp(alpha: npt.ArrayLike, scale: float | LaplaceMechanism,
+                sensitivity: float = 1.0) -> float | np.ndarray:
     r"""RDP of the Laplace mechanism with noise scale :math:`b` and :math:`\ell_1`-sensitivity :math:`\Delta`.
 
     With :math:`\varepsilon = \Delta / b` (Mironov 2017, Table II), for :math:`\alpha > 1`
@@ -179,7 +201,8 @@ def laplace_rdp(alpha, scale, sensitivity=1.0):
 
     Args:
         alpha: order(s) >= 1 (scalar or array; ``inf`` allowed).
-        scale: Laplace scale :math:`b` > 0.
+        scale: Laplace scale :math:`b` > 0, or a :class:`~dp_course.mechanisms.LaplaceMechanism` (which holds
+            its own sensitivity).
         sensitivity: :math:`\ell_1`-sensitivity :math:`\Delta` > 0.
 
     Returns:
@@ -191,6 +214,9 @@ def laplace_rdp(alpha, scale, sensitivity=1.0):
     Source: Mironov 2017 (arXiv:1702.07476), Table II.
     """
     a, scalar = _check_alpha(alpha)
+    mech = _description(scale, LaplaceMechanism, "scale", {"sensitivity": sensitivity})
+    if mech is not None:
+        scale, sensitivity = mech.scale, mech.sensitivity
     scale = check_real("scale", scale, lo=0.0, lo_open=True)
     sensitivity = check_real("sensitivity", sensitivity, lo=0.0, lo_open=True)
     eps = sensitivity / scale
@@ -218,7 +244,7 @@ def laplace_rdp(alpha, scale, sensitivity=1.0):
     return _out(out, scalar)
 
 
-def randomized_response_rdp(alpha, epsilon):
+def randomized_response_rdp(alpha: npt.ArrayLike, epsilon: float | RandomizedResponse) -> float | np.ndarray:
     r"""RDP of binary randomized response (truth told w.p. :math:`p = e^\varepsilon/(1+e^\varepsilon)`).
 
     Mironov 2017, Table II: for :math:`\alpha > 1`
@@ -240,7 +266,8 @@ def randomized_response_rdp(alpha, epsilon):
 
     Args:
         alpha: order(s) >= 1 (scalar or array; ``inf`` allowed).
-        epsilon: the randomized response parameter, >= 0.
+        epsilon: the randomized response parameter, >= 0, or a
+            :class:`~dp_course.mechanisms.RandomizedResponse`.
 
     Returns:
         float for scalar ``alpha``, ndarray of the same shape otherwise.
@@ -251,7 +278,8 @@ def randomized_response_rdp(alpha, epsilon):
     Source: Mironov 2017 (arXiv:1702.07476), Table II.
     """
     a, scalar = _check_alpha(alpha)
-    eps = check_real("epsilon", epsilon, lo=0.0)
+    mech = _description(epsilon, RandomizedResponse, "epsilon", {})
+    eps = mech.epsilon if mech is not None else check_real("epsilon", epsilon, lo=0.0)
     out = np.empty(a.shape, dtype=float)
     one = a == 1.0
     inf = np.isinf(a)
@@ -273,7 +301,49 @@ def randomized_response_rdp(alpha, epsilon):
     return _out(np.maximum(out, 0.0), scalar)
 
 
-def compose_rdp(*rdp_values):
+def mechanism_rdp(alpha: npt.ArrayLike, mechanism: Mechanism) -> float | np.ndarray:
+    r"""RDP of a mechanism given by its description: the Rényi divergence of its worst neighbouring pair.
+
+    .. math:: \varepsilon(\alpha) = \max\big(D_\alpha(P \| Q),\, D_\alpha(Q \| P)\big)
+
+    for the output laws :math:`(P, Q)` of the description's neighbouring pair (each class of
+    :mod:`dp_course.mechanisms` documents its pair, the worst case for that mechanism).  The Gaussian, Laplace
+    and randomized response mechanisms use the closed forms of :func:`gaussian_rdp`, :func:`laplace_rdp` and
+    :func:`randomized_response_rdp`; k-ary randomized response and name-and-shame the exact divergence of their
+    two pmfs (:func:`dp_course.divergences.renyi_divergence`).  Name-and-shame with :math:`\delta > 0` is
+    not RDP at any order :math:`\alpha \ge 1` (the value is ``inf``).
+
+    Args:
+        alpha: order(s) >= 1 (scalar or array; ``inf`` allowed).
+        mechanism: a description from :mod:`dp_course.mechanisms`.
+
+    Returns:
+        float for scalar ``alpha``, ndarray of the same shape otherwise.
+
+    Raises:
+        ValueError: if ``alpha`` is out of range or ``mechanism`` is not a description.
+
+    Source: Mironov 2017 (arXiv:1702.07476), Definition 3 and Table II.
+
+    >>> mechanism_rdp(2.0, GaussianMechanism(sigma=1.0))
+    1.0
+    """
+    if isinstance(mechanism, GaussianMechanism):
+        return gaussian_rdp(alpha, mechanism)
+    if isinstance(mechanism, LaplaceMechanism):
+        return laplace_rdp(alpha, mechanism)
+    if isinstance(mechanism, RandomizedResponse):
+        return randomized_response_rdp(alpha, mechanism)
+    if isinstance(mechanism, (KaryRandomizedResponse, NameAndShame)):
+        a, scalar = _check_alpha(alpha)
+        p, q = mechanism.output_distributions()
+        out = np.maximum(renyi_divergence(p, q, a), renyi_divergence(q, p, a))
+        return _out(np.asarray(out, dtype=float), scalar)
+    names = ", ".join(cls.__name__ for cls in MECHANISMS)
+    raise ValueError(f"mechanism must be a description from dp_course.mechanisms ({names}), got {mechanism!r}")
+
+
+def compose_rdp(*rdp_values: npt.ArrayLike) -> np.ndarray:
     r"""Compose RDP guarantees at the same orders: :math:`\varepsilon(\alpha) = \sum_i \varepsilon_i(\alpha)`.
 
     Args:
@@ -296,14 +366,14 @@ def compose_rdp(*rdp_values):
         if arr.shape != shape:
             raise ValueError(f"rdp_values[{i}] must have the shape {shape} of rdp_values[0] (one value per "
                              f"order), got {arr.shape}")
-    return np.sum(arrays, axis=0)
+    return np.asarray(np.sum(arrays, axis=0))
 
 
 # ----------------------------------------------------------------------------------------------------------
 # RDP -> (epsilon, delta)
 # ----------------------------------------------------------------------------------------------------------
 
-def _check_orders_rdp(orders, rdp) -> tuple[np.ndarray, np.ndarray]:
+def _check_orders_rdp(orders: npt.ArrayLike | None, rdp: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     orders = check_orders(orders)
     rdp = check_real_array("rdp", rdp, lo=0.0, allow_inf=True)
     if rdp.ndim == 0:
@@ -328,7 +398,8 @@ def _epsilons_per_order(orders: np.ndarray, rdp: np.ndarray, log_delta: float, m
     return np.where(np.isinf(rdp), np.inf, eps)
 
 
-def rdp_to_dp_epsilon_and_order(orders, rdp, delta, method="improved"):
+def rdp_to_dp_epsilon_and_order(orders: npt.ArrayLike | None, rdp: npt.ArrayLike, delta: float,
+                                method: str = "improved") -> tuple[float, float]:
     r"""Smallest :math:`\varepsilon` over the orders for an RDP curve at a target :math:`\delta`, and the order.
 
     ``method="classic"`` (Mironov 2017, arXiv:1702.07476, Proposition 3):
@@ -365,7 +436,8 @@ def rdp_to_dp_epsilon_and_order(orders, rdp, delta, method="improved"):
     return max(0.0, float(eps[i])), float(orders[i])
 
 
-def rdp_to_dp_epsilon(orders, rdp, delta, method="improved"):
+def rdp_to_dp_epsilon(orders: npt.ArrayLike | None, rdp: npt.ArrayLike, delta: float,
+                      method: str = "improved") -> float:
     r"""Smallest :math:`\varepsilon` over the given orders for a target :math:`\delta` (see
     :func:`rdp_to_dp_epsilon_and_order` for the formulas; this returns only :math:`\varepsilon`).
 
@@ -375,7 +447,8 @@ def rdp_to_dp_epsilon(orders, rdp, delta, method="improved"):
     return rdp_to_dp_epsilon_and_order(orders, rdp, delta, method)[0]
 
 
-def rdp_to_dp_delta(orders, rdp, epsilon, method="improved"):
+def rdp_to_dp_delta(orders: npt.ArrayLike | None, rdp: npt.ArrayLike, epsilon: float,
+                    method: str = "improved") -> float:
     r"""Smallest :math:`\delta` over the given orders for an RDP curve at a target :math:`\varepsilon`.
 
     Inverting the conversions of :func:`rdp_to_dp_epsilon_and_order` at each order:
@@ -446,7 +519,7 @@ class RDPCurve:
 
     # -- constructors ------------------------------------------------------------------------------------
     @classmethod
-    def from_function(cls, fn: Callable[[np.ndarray], Any], orders=None) -> "RDPCurve":
+    def from_function(cls, fn: Callable[[np.ndarray], Any], orders: npt.ArrayLike | None = None) -> RDPCurve:
         """Tabulate a vectorised function ``fn(orders) -> rdp values`` at ``orders`` (default orders if None)."""
         orders = check_orders(orders)
         if not callable(fn):
@@ -454,31 +527,44 @@ class RDPCurve:
         return cls(orders, np.asarray(fn(orders), dtype=float))
 
     @classmethod
-    def gaussian(cls, sigma, sensitivity=1.0, orders=None) -> "RDPCurve":
+    def from_mechanism(cls, mechanism: Mechanism, orders: npt.ArrayLike | None = None) -> RDPCurve:
+        """RDP curve of any mechanism description (see :func:`mechanism_rdp`).
+
+        >>> RDPCurve.from_mechanism(GaussianMechanism(sigma=1.0), orders=[2.0, 4.0]).epsilons
+        array([1., 2.])
+        """
+        orders = check_orders(orders)
+        return cls(orders, np.asarray(mechanism_rdp(orders, mechanism)))
+
+    @classmethod
+    def gaussian(cls, sigma: float | GaussianMechanism, sensitivity: float = 1.0,
+                 orders: npt.ArrayLike | None = None) -> RDPCurve:
         """RDP curve of the Gaussian mechanism (see :func:`gaussian_rdp`)."""
         orders = check_orders(orders)
-        return cls(orders, gaussian_rdp(orders, sigma, sensitivity))
+        return cls(orders, np.asarray(gaussian_rdp(orders, sigma, sensitivity)))
 
     @classmethod
-    def laplace(cls, scale, sensitivity=1.0, orders=None) -> "RDPCurve":
+    def laplace(cls, scale: float | LaplaceMechanism, sensitivity: float = 1.0,
+                orders: npt.ArrayLike | None = None) -> RDPCurve:
         """RDP curve of the Laplace mechanism (see :func:`laplace_rdp`)."""
         orders = check_orders(orders)
-        return cls(orders, laplace_rdp(orders, scale, sensitivity))
+        return cls(orders, np.asarray(laplace_rdp(orders, scale, sensitivity)))
 
     @classmethod
-    def randomized_response(cls, epsilon, orders=None) -> "RDPCurve":
+    def randomized_response(cls, epsilon: float | RandomizedResponse,
+                            orders: npt.ArrayLike | None = None) -> RDPCurve:
         """RDP curve of binary randomized response (see :func:`randomized_response_rdp`)."""
         orders = check_orders(orders)
-        return cls(orders, randomized_response_rdp(orders, epsilon))
+        return cls(orders, np.asarray(randomized_response_rdp(orders, epsilon)))
 
     @classmethod
-    def zcdp(cls, rho, orders=None) -> "RDPCurve":
+    def zcdp(cls, rho: float, orders: npt.ArrayLike | None = None) -> RDPCurve:
         r"""The RDP curve :math:`\alpha \mapsto \alpha\rho` implied by :math:`\rho`-zCDP."""
         orders = check_orders(orders)
-        return cls(orders, zcdp_rdp(orders, rho))
+        return cls(orders, np.asarray(zcdp_rdp(orders, rho)))
 
     # -- composition -------------------------------------------------------------------------------------
-    def compose(self, other: "RDPCurve") -> "RDPCurve":
+    def compose(self, other: RDPCurve) -> RDPCurve:
         """RDP of running both mechanisms: the values add order by order (Mironov 2017, Proposition 1)."""
         if not isinstance(other, RDPCurve):
             raise ValueError(f"other must be an RDPCurve, got {type(other).__name__}")
@@ -487,29 +573,29 @@ class RDPCurve:
                              "the same orders= argument")
         return RDPCurve(self.orders, self.epsilons + other.epsilons)
 
-    def self_compose(self, k) -> "RDPCurve":
+    def self_compose(self, k: int) -> RDPCurve:
         """RDP of ``k`` runs of the mechanism (``k`` an integer >= 0): the values are multiplied by ``k``."""
         k = check_int("k", k, lo=0)
         return RDPCurve(self.orders, self.epsilons * k)
 
-    def __add__(self, other: "RDPCurve") -> "RDPCurve":
+    def __add__(self, other: RDPCurve) -> RDPCurve:
         return self.compose(other)
 
-    def __mul__(self, k) -> "RDPCurve":
+    def __mul__(self, k: int) -> RDPCurve:
         return self.self_compose(k)
 
     __rmul__ = __mul__
 
     # -- conversions -------------------------------------------------------------------------------------
-    def epsilon(self, delta, method: str = "improved") -> float:
+    def epsilon(self, delta: float, method: str = "improved") -> float:
         """Smallest epsilon over the orders for ``delta`` (see :func:`rdp_to_dp_epsilon_and_order`)."""
         return rdp_to_dp_epsilon_and_order(self.orders, self.epsilons, delta, method)[0]
 
-    def epsilon_and_order(self, delta, method: str = "improved") -> tuple[float, float]:
+    def epsilon_and_order(self, delta: float, method: str = "improved") -> tuple[float, float]:
         """``(epsilon, order)`` for ``delta`` (see :func:`rdp_to_dp_epsilon_and_order`)."""
         return rdp_to_dp_epsilon_and_order(self.orders, self.epsilons, delta, method)
 
-    def delta(self, epsilon, method: str = "improved") -> float:
+    def delta(self, epsilon: float, method: str = "improved") -> float:
         """Smallest delta over the orders for ``epsilon`` (see :func:`rdp_to_dp_delta`)."""
         return rdp_to_dp_delta(self.orders, self.epsilons, epsilon, method)
 
@@ -521,21 +607,28 @@ class RDPCurve:
 # zCDP
 # ----------------------------------------------------------------------------------------------------------
 
-def gaussian_zcdp(sigma, sensitivity=1.0) -> float:
+def gaussian_zcdp(sigma: float | GaussianMechanism, sensitivity: float = 1.0) -> float:
     r"""zCDP parameter of the Gaussian mechanism: :math:`\rho = \Delta^2 / (2\sigma^2)`.
 
     This is the tight statement (Bun & Steinke 2016, arXiv:1605.02065, Proposition 1.6).  The slide deck's
     "noise :math:`N(0, \Delta^2/\rho)` is :math:`\rho`-zCDP" is valid but loose by a factor 2 (ERRATA item 8).
 
+    Args:
+        sigma: noise standard deviation > 0, or a :class:`~dp_course.mechanisms.GaussianMechanism`.
+        sensitivity: :math:`\ell_2`-sensitivity > 0 (left out with a mechanism, which holds its own).
+
     Raises:
         ValueError: if ``sigma`` or ``sensitivity`` is not > 0.
     """
+    mech = _description(sigma, GaussianMechanism, "sigma", {"sensitivity": sensitivity})
+    if mech is not None:
+        sigma, sensitivity = mech.sigma, mech.sensitivity
     sigma = check_real("sigma", sigma, lo=0.0, lo_open=True)
     sensitivity = check_real("sensitivity", sensitivity, lo=0.0, lo_open=True)
     return sensitivity**2 / (2.0 * sigma**2)
 
 
-def zcdp_rdp(alpha, rho):
+def zcdp_rdp(alpha: npt.ArrayLike, rho: float) -> float | np.ndarray:
     r""":math:`\rho`-zCDP implies :math:`(\alpha, \alpha\rho)`-RDP for every :math:`\alpha > 1`.
 
     Source: Bun & Steinke 2016 (arXiv:1605.02065), Definition 1.1.
@@ -547,7 +640,7 @@ def zcdp_rdp(alpha, rho):
     return _out(out, scalar)
 
 
-def compose_zcdp(*rhos) -> float:
+def compose_zcdp(*rhos: float) -> float:
     r"""Compose zCDP guarantees: :math:`\rho = \sum_i \rho_i` (Bun & Steinke 2016, arXiv:1605.02065, Lemma 1.7).
 
     Raises:
@@ -558,14 +651,23 @@ def compose_zcdp(*rhos) -> float:
     return float(sum(check_real(f"rhos[{i}]", r, lo=0.0) for i, r in enumerate(rhos)))
 
 
-def pure_dp_to_zcdp(epsilon) -> float:
+def pure_dp_to_zcdp(epsilon: float | PureDPMechanism) -> float:
     r"""An :math:`\varepsilon`-DP mechanism is :math:`\varepsilon^2/2`-zCDP.
 
     Source: Bun & Steinke 2016 (arXiv:1605.02065), Proposition 1.4.
 
+    Args:
+        epsilon: epsilon >= 0, or a pure-DP mechanism description (randomized response, k-ary randomized
+            response, Laplace), whose ``epsilon`` is used.
+
     Raises:
-        ValueError: if ``epsilon`` is negative or not finite.
+        ValueError: if ``epsilon`` is negative or not finite, or a description that is not pure DP.
     """
+    if isinstance(epsilon, MECHANISMS):
+        if not isinstance(epsilon, (RandomizedResponse, KaryRandomizedResponse, LaplaceMechanism)):
+            raise ValueError(f"epsilon must be a number or a pure-DP mechanism (randomized response, k-ary "
+                             f"randomized response, Laplace), got {epsilon!r}")
+        epsilon = epsilon.epsilon
     epsilon = check_real("epsilon", epsilon, lo=0.0)
     return 0.5 * epsilon**2
 
@@ -603,7 +705,7 @@ def _zcdp_improved_eps_raw(rho: float, delta: float) -> float:
     return a * rho + np.log1p(-1.0 / a) + (log_inv_delta - np.log(a)) / am1
 
 
-def zcdp_to_dp_epsilon(rho, delta, method="improved") -> float:
+def zcdp_to_dp_epsilon(rho: float, delta: float, method: str = "improved") -> float:
     r"""Epsilon of a :math:`\rho`-zCDP mechanism at a target :math:`\delta`.
 
     * ``"bun_steinke"``: :math:`\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}` (Bun & Steinke 2016,
@@ -638,7 +740,7 @@ def zcdp_to_dp_epsilon(rho, delta, method="improved") -> float:
     return max(0.0, float(_zcdp_improved_eps_raw(rho, delta)))
 
 
-def zcdp_to_dp_delta(rho, epsilon, method="improved") -> float:
+def zcdp_to_dp_delta(rho: float, epsilon: float, method: str = "improved") -> float:
     r"""Delta of a :math:`\rho`-zCDP mechanism at a target :math:`\varepsilon`.
 
     * ``"bun_steinke"``: the classic RDP conversion :math:`\delta = \exp((\alpha-1)(\alpha\rho - \varepsilon))`
@@ -684,7 +786,7 @@ def zcdp_to_dp_delta(rho, epsilon, method="improved") -> float:
     return float(np.exp(min(0.0, log_delta)))
 
 
-def zcdp_rho_for_dp(epsilon, delta, method="bun_steinke") -> float:
+def zcdp_rho_for_dp(epsilon: float, delta: float, method: str = "bun_steinke") -> float:
     r"""Largest :math:`\rho` such that :math:`\rho`-zCDP implies :math:`(\varepsilon, \delta)`-DP.
 
     * ``"bun_steinke"`` (default, the slide deck's scenario 2): inverting

@@ -76,7 +76,7 @@ import numpy as np
 from scipy import optimize, special
 
 from ._validation import check_delta, check_pmf_pair, check_real, check_real_array, check_rng
-from .divergences import _hockey_stick
+from .divergences import hockey_stick_divergence
 
 __all__ = [
     "LEAKY_OUTCOMES",
@@ -492,7 +492,7 @@ def simulation_map(p: Any, q: Any, epsilon: Any, delta: Any, *, method: str = "e
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
     p, q = p / p.sum(), q / q.sum()
-    h_pq, h_qp = float(_hockey_stick(p, q, np.asarray(eps))), float(_hockey_stick(q, p, np.asarray(eps)))
+    h_pq, h_qp = float(hockey_stick_divergence(p, q, eps)), float(hockey_stick_divergence(q, p, eps))
     worst = max(h_pq, h_qp)
     if worst > delta + INDISTINGUISHABILITY_ATOL:
         which = "H(p||q)" if h_pq >= h_qp else "H(q||p)"
@@ -527,9 +527,8 @@ _LABEL_INDEX = {"I am U": 2, "I am V": 3}
 def _leaky_indices(z: Any) -> np.ndarray:
     arr = np.asarray(z, dtype=object) if not isinstance(z, np.ndarray) or z.dtype.kind in "OUS" \
         else np.asarray(z)
-    if arr.dtype.kind in "iu":
-        idx = arr.astype(int)
-    elif arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+    if arr.dtype.kind in "iu" or (arr.dtype.kind == "f" and np.all(np.isfinite(arr))
+                                  and np.all(arr == np.round(arr))):
         idx = arr.astype(int)
     else:
         flat = []

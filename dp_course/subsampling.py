@@ -26,18 +26,24 @@ is left out of the subsample with some probability.  Three results are implement
   binomial expansion of :math:`A_\alpha`, so it is tight there.
 
 All sums are evaluated in log-space (``logsumexp`` with signs where needed, ``log1p``, ``log_ndtr``).
+
+The Gaussian noise can be given as a :class:`~dp_course.mechanisms.GaussianMechanism` (its noise multiplier is
+``sigma / sensitivity``), and the mechanism before subsampling as any description of :mod:`dp_course.mechanisms`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy import integrate, special
 
-from ._validation import check_delta, check_probability, check_real, check_real_array
 from ._numerics import log1mexp
-from .renyi import check_orders
+from ._validation import check_delta, check_orders, check_probability, check_real, check_real_array
+from .mechanisms import MECHANISMS, GaussianMechanism, Mechanism, noise_multiplier
+from .renyi import mechanism_rdp
 
 __all__ = [
     "fixed_size_amplification",
@@ -74,7 +80,7 @@ def _amplified_epsilon(eps: np.ndarray, q: float) -> np.ndarray:
     return out
 
 
-def fixed_size_amplification_epsilon(epsilon, q):
+def fixed_size_amplification_epsilon(epsilon: npt.ArrayLike, q: float) -> float | np.ndarray:
     r"""Amplified epsilon for fixed-size sampling without replacement: :math:`\ln(1 + q(e^\varepsilon - 1))`.
 
     Args:
@@ -102,7 +108,7 @@ def fixed_size_amplification_epsilon(epsilon, q):
     return float(out[0]) if scalar else out
 
 
-def fixed_size_amplification(epsilon, delta, q) -> tuple[float, float]:
+def fixed_size_amplification(epsilon: float, delta: float, q: float) -> tuple[float, float]:
     r"""Privacy of an :math:`(\varepsilon, \delta)`-DP mechanism run on a random size-m subset of n records.
 
     .. math:: \varepsilon' = \ln\big(1 + \tfrac{m}{n}(e^\varepsilon - 1)\big), \qquad \delta' = \tfrac{m}{n}\delta
@@ -250,7 +256,7 @@ def _log_a_quad(q: float, sigma: float, alpha: float) -> float:
     """
     log_q, log_1mq = np.log(q), np.log1p(-q)
 
-    def log_f(z):
+    def log_f(z: np.ndarray | float) -> np.ndarray:
         # ln(1 - q + q e^{(2z-1)/(2 sigma^2)}) = logaddexp(ln(1-q), ln q + (2z-1)/(2 sigma^2))
         return (alpha * np.logaddexp(log_1mq, log_q + (2.0 * z - 1.0) / (2.0 * sigma**2))
                 - 0.5 * (z / sigma) ** 2 - np.log(sigma) - 0.5 * np.log(2.0 * np.pi))
@@ -267,7 +273,8 @@ def _log_a_quad(q: float, sigma: float, alpha: float) -> float:
     return peak + float(np.log(val))
 
 
-def poisson_subsampled_gaussian_rdp(q, sigma, orders=None):
+def poisson_subsampled_gaussian_rdp(q: float, sigma: float | GaussianMechanism,
+                                    orders: npt.ArrayLike | None = None) -> float | np.ndarray:
     r"""Exact RDP of the Poisson-subsampled Gaussian mechanism at the given orders (integer or fractional).
 
     With add/remove neighbours, each record kept with probability :math:`q` and Gaussian noise of standard
@@ -289,7 +296,9 @@ def poisson_subsampled_gaussian_rdp(q, sigma, orders=None):
 
     Args:
         q: sampling probability in [0, 1].
-        sigma: noise multiplier (noise standard deviation / :math:`\ell_2`-sensitivity), > 0.
+        sigma: noise multiplier (noise standard deviation / :math:`\ell_2`-sensitivity), > 0, or the
+            :class:`~dp_course.mechanisms.GaussianMechanism` that adds the noise (noise multiplier
+            ``sigma / sensitivity``).
         orders: orders > 1 (scalar or 1-D array; ``None``: :data:`dp_course.renyi.DEFAULT_ORDERS`).
 
     Returns:
@@ -304,7 +313,7 @@ def poisson_subsampled_gaussian_rdp(q, sigma, orders=None):
     scalar = orders is not None and np.ndim(orders) == 0
     alphas = check_orders(orders)
     q = check_probability("q", q)
-    sigma = check_real("sigma", sigma, lo=0.0, lo_open=True)
+    sigma = noise_multiplier(sigma)
     out = np.empty(alphas.shape, dtype=float)
     if q == 0.0:
         out[:] = 0.0
@@ -327,7 +336,8 @@ def poisson_subsampled_gaussian_rdp(q, sigma, orders=None):
 # Poisson subsampling for a mechanism with any RDP curve (the slide deck's bound)
 # ----------------------------------------------------------------------------------------------------------
 
-def poisson_subsampled_rdp_bound(rdp: Callable[[np.ndarray], Any], q, orders=None):
+def poisson_subsampled_rdp_bound(rdp: Callable[[np.ndarray], Any] | Mechanism, q: float,
+                                 orders: npt.ArrayLike | None = None) -> float | np.ndarray:
     r"""RDP of a Poisson-subsampled mechanism from its RDP curve at integer orders (the slide deck's bound).
 
     For an integer order :math:`\alpha \ge 2`,
@@ -351,7 +361,8 @@ def poisson_subsampled_rdp_bound(rdp: Callable[[np.ndarray], Any], q, orders=Non
 
     Args:
         rdp: vectorised callable mapping an integer-valued float array of orders (>= 2) to the RDP values
-            (>= 0, ``inf`` allowed) of the mechanism before subsampling.
+            (>= 0, ``inf`` allowed) of the mechanism before subsampling, or that mechanism's description
+            (its curve is then :func:`dp_course.renyi.mechanism_rdp`).
         q: sampling probability in [0, 1].
         orders: orders > 1 (scalar or 1-D array; ``None``: :data:`dp_course.renyi.DEFAULT_ORDERS`).
 
@@ -364,8 +375,18 @@ def poisson_subsampled_rdp_bound(rdp: Callable[[np.ndarray], Any], q, orders=Non
     Sources: the slide deck ("Amplification of Rényi DP"); Zhu & Wang 2019, "Poisson Subsampled Rényi
     Differential Privacy", ICML, PMLR 97:7634-7642; Steinke 2022, arXiv:2210.00597, Section 6.
     """
-    if not callable(rdp):
-        raise ValueError(f"rdp must be a callable mapping an array of integer orders to RDP values, got {rdp!r}")
+    curve: Callable[[np.ndarray], Any]
+    if isinstance(rdp, MECHANISMS):
+        mechanism = rdp
+
+        def curve(orders: np.ndarray) -> Any:
+            return mechanism_rdp(orders, mechanism)
+
+    elif callable(rdp):
+        curve = rdp
+    else:
+        raise ValueError(f"rdp must be a callable mapping an array of integer orders to RDP values, or a "
+                         f"mechanism description, got {rdp!r}")
     scalar = orders is not None and np.ndim(orders) == 0
     alphas = check_orders(orders)
     q = check_probability("q", q)
@@ -373,7 +394,7 @@ def poisson_subsampled_rdp_bound(rdp: Callable[[np.ndarray], Any], q, orders=Non
     ks = np.maximum(ks, 2.0)
     kmax = int(ks.max())
     grid = np.arange(2, kmax + 1, dtype=float)
-    eps_i = check_real_array("rdp(orders)", np.asarray(rdp(grid), dtype=float), lo=0.0, allow_inf=True)
+    eps_i = check_real_array("rdp(orders)", np.asarray(curve(grid), dtype=float), lo=0.0, allow_inf=True)
     if eps_i.shape != grid.shape:
         raise ValueError(f"rdp must return one value per order: asked for {grid.size} orders, got an array of "
                          f"shape {eps_i.shape}")

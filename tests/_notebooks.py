@@ -30,7 +30,7 @@ import sys
 import textwrap
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import nbformat
@@ -49,6 +49,13 @@ VARIANTS_DIR = Path(__file__).resolve().parent / "answer_variants"
 
 TIME_BUDGET_SECONDS = 20.0
 """Each solution notebook must execute top to bottom within this many seconds (kernel CPU time)."""
+
+MAX_CALLS_PER_TEST_CELL = 50
+"""A test cell may call the student's functions at most this many times (``docs/design.md``, test cells: a
+few dozen calls, so that they stay cheap when each call crosses to another process)."""
+
+RAISES_TAG = "raises-exception"
+"""Cell tag that lets *Run All* (JupyterLab, nbclient) go on after the cell raises."""
 
 
 
@@ -158,6 +165,50 @@ def tests_of_answer(nb) -> dict[str, list[str]]:
     return out
 
 
+def has_raises_tag(cell) -> bool:
+    return RAISES_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def stub_raises_at_top_level(cell) -> bool:
+    """Whether the stub nbgrader puts in place of this answer cell's solution raises when the cell runs: the
+    ``### BEGIN SOLUTION`` line is not indented (the region is not inside a function)."""
+    return any(line.startswith("### BEGIN SOLUTION") for line in cell.source.splitlines())
+
+
+def cells_that_may_raise(nb) -> dict[str, str]:
+    """``{cell id: reason}`` for the code cells of a lecture that can raise on an unanswered notebook.
+
+    These are the autograder test cells, answer cells whose stub raises at top level, cells that use a name an
+    answer cell defines (they call the student's code), and – followed through the notebook in order – cells
+    that use a name bound only by cells that may raise (it may not exist).  ``docs/design.md``, lecture rule 1:
+    exactly these cells carry the ``raises-exception`` tag.
+    """
+    student_names = set().union(*(defined_names(c.source) for c in answer_cells(nb).values()))
+    safe: set[str] = set()       # names bound by a cell that cannot raise
+    risky: set[str] = set()      # names bound only by cells that may raise
+    reasons: dict[str, str] = {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        cid = cell.get("id")
+        used = used_names(cell.source)
+        if is_test_cell(cell):
+            reasons[cid] = "autograder test cell"
+        elif is_answer_cell(cell):
+            if stub_raises_at_top_level(cell):
+                reasons[cid] = "its stub raises NotImplementedError at top level"
+        elif used & student_names:
+            reasons[cid] = f"calls the student's {sorted(used & student_names)}"
+        elif used & (risky - safe):
+            reasons[cid] = f"uses {sorted(used & (risky - safe))}, bound only by cells that may raise"
+        bound = defined_names(cell.source)
+        if cid in reasons:
+            risky |= bound - safe
+        else:
+            safe |= bound
+    return reasons
+
+
 # --------------------------------------------------------------------------------------------------------
 # answer variants
 # --------------------------------------------------------------------------------------------------------
@@ -166,18 +217,32 @@ def variants_file(name: str) -> Path:
     return VARIANTS_DIR / f"{name}.py"
 
 
-@lru_cache(maxsize=None)
-def load_variants(name: str) -> dict[str, dict[str, list[str]]]:
+@dataclass(frozen=True)
+class Variant:
+    """One answer variant: the code of the whole answer cell, and for a wrong answer the most it may score on
+    its answer's test cells (``None``: anything below full marks)."""
+
+    code: str
+    at_most: float | None = None
+
+
+def _variant(entry) -> Variant:
+    if isinstance(entry, str):
+        return Variant(textwrap.dedent(entry).strip("\n"))
+    return Variant(textwrap.dedent(entry["code"]).strip("\n"), float(entry["at_most"]))
+
+
+@cache
+def load_variants(name: str) -> dict[str, dict[str, list[Variant]]]:
     """``VARIANTS`` from ``tests/answer_variants/<name>.py`` (empty if the file does not exist), with each
-    code string dedented."""
+    code string dedented.  A wrong answer is a code string or ``{"code": ..., "at_most": points}``."""
     path = variants_file(name)
     if not path.is_file():
         return {}
     spec = importlib.util.spec_from_file_location(f"answer_variants_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return {aid: {kind: [textwrap.dedent(code).strip("\n") for code in entry.get(kind, [])]
-                  for kind in ("correct_alt", "wrong")}
+    return {aid: {kind: [_variant(v) for v in entry.get(kind, [])] for kind in ("correct_alt", "wrong")}
             for aid, entry in module.VARIANTS.items()}
 
 
@@ -191,8 +256,18 @@ def variant_students(name: str) -> dict[str, dict[str, str]]:
     Student ``alt<i>`` uses every answer's ``i``-th correct alternative, ``wrong<i>`` every ``i``-th wrong
     answer; answers without such a variant keep the instructor's solution.
     """
+    return {student: {aid: v.code for aid, v in answers.items()}
+            for student, answers in _variants_by_student(name).items()}
+
+
+def variant_of(name: str, student: str, answer: str) -> Variant:
+    """The variant of ``answer`` that ``student`` submits (see :func:`variant_students`)."""
+    return _variants_by_student(name)[student][answer]
+
+
+def _variants_by_student(name: str) -> dict[str, dict[str, Variant]]:
     variants = load_variants(name)
-    out: dict[str, dict[str, str]] = {}
+    out: dict[str, dict[str, Variant]] = {}
     for prefix, kind in KINDS.items():
         depth = max((len(v[kind]) for v in variants.values()), default=0)
         for i in range(depth):

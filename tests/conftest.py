@@ -71,3 +71,18 @@ def grading_sandbox() -> str:
     if refusal:
         pytest.skip(f"grading cannot run on this machine: {refusal}")
     return "none"
+
+# ---- library tests: shared fixtures (issue 12) ------------------------------------------------------------
+# Strategies live in tests/strategies.py and definitions from first principles in tests/reference.py; test
+# modules import those, never each other.
+
+from strategies import PLD_KINDS  # noqa: E402
+
+
+@pytest.fixture(scope="session", params=sorted(PLD_KINDS))
+def pld_kind(request: pytest.FixtureRequest) -> str:
+    """Each kind of privacy loss distribution in turn (draw instances with ``strategies.pld_cases(kind)``).
+
+    A test that takes this fixture runs once per kind, like scipy.stats' tests over every distribution.
+    """
+    return str(request.param)

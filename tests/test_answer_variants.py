@@ -7,7 +7,9 @@ every answer at once (the other answers keep the instructor's solution); since e
 single answer cell (``test_pipeline.py`` checks that), each answer's tests judge only its own variant:
 
 * a correct alternative must get full marks on every test cell of its answer;
-* a wrong answer must lose points on at least one of them.
+* a wrong answer must lose points on at least one of them, and a wrong answer given with ``at_most`` (a
+  trivial answer, a library wrapper where the exercise is a derivation) must score at most that many points
+  on them in total.
 
 The submissions are graded in the same ``nbgrader autograde`` run as the round trip of ``test_pipeline.py``
 (``_notebooks.round_trip``).
@@ -43,9 +45,9 @@ def test_every_answer_has_variants(name):
         assert len(entry["correct_alt"]) >= 1 and len(entry["wrong"]) >= 2, (
             f"{name}: answer {aid} needs at least one correct alternative and two wrong answers, has "
             f"{len(entry['correct_alt'])} and {len(entry['wrong'])}")
-        for kind, codes in entry.items():
-            for i, code in enumerate(codes):
-                assert nbs.defined_names(code) >= nbs.defined_names(cell.source), (
+        for kind, listed in entry.items():
+            for i, variant in enumerate(listed):
+                assert nbs.defined_names(variant.code) >= nbs.defined_names(cell.source), (
                     f"{name}: {kind} #{i} of {aid} must define {sorted(nbs.defined_names(cell.source))}")
 
 
@@ -57,8 +59,11 @@ def test_variant_is_graded_as_expected(name, student, answer, tmp_path_factory):
     grades = nbs.round_trip(tmp_path_factory).grades[name][student]
     scores = {tid: (grades[tid].score, grades[tid].max_score) for tid in tests}
     got, best = sum(s for s, _ in scores.values()), sum(m for _, m in scores.values())
-    code = nbs.variant_students(name)[student][answer]
+    variant = nbs.variant_of(name, student, answer)
     if student.startswith("alt"):
-        assert got == best, (f"{name}: a correct alternative answer to {answer} lost points {scores}:\n{code}")
+        assert got == best, f"{name}: a correct alternative answer to {answer} lost points {scores}:\n{variant.code}"
     else:
-        assert got < best, (f"{name}: a wrong answer to {answer} got full marks {scores}:\n{code}")
+        assert got < best, f"{name}: a wrong answer to {answer} got full marks {scores}:\n{variant.code}"
+        if variant.at_most is not None:
+            assert got <= variant.at_most, (f"{name}: a wrong answer to {answer} may score at most "
+                                            f"{variant.at_most:g} points, got {got:g} {scores}:\n{variant.code}")

@@ -157,6 +157,18 @@ def test_optimal_below_theorem_1_1_and_basic(eps, delta, k, delta_prime):
         assert optimal_composition_epsilon(eps, delta, k, basic_delta * (1 + 1e-12)) <= basic_eps * (1 + 1e-12)
 
 
+@pytest.mark.parametrize("eps, delta_prime", [(0.01, 1e-6), (0.1, 1e-9), (1.0, 1e-5)])
+def test_theorem_1_1_beats_basic_exactly_beyond_the_crossing(eps, delta_prime):
+    """Theorem 1.1 < k eps  <=>  sqrt(2 k ln(1/delta')) < k (1 - tanh(eps/2))  <=>  k > k* with
+    k* = 2 ln(1/delta') / (1 - tanh(eps/2))^2 (lecture 04, Section 6; 27.9 for the source's Figure 1)."""
+    crossing = 2 * math.log(1 / delta_prime) / (1 - math.tanh(eps / 2)) ** 2
+    below, above = math.floor(crossing), math.floor(crossing) + 1
+    assert advanced_composition(eps, 0.0, below, delta_prime)[0] > below * eps
+    assert advanced_composition(eps, 0.0, above, delta_prime)[0] < above * eps
+    if eps == 0.01:
+        assert (below, above) == (27, 28)
+
+
 def test_drv_closed_form_and_capping():
     e, d = advanced_composition_drv(0.1, 1e-5, 10, 1e-6)
     assert e == pytest.approx(0.1 * math.sqrt(20 * math.log(1e6)) + 10 * 0.1 * math.expm1(0.1), rel=1e-15)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -22,6 +21,8 @@ from dp_course.divergences import (
     renyi_divergence,
     total_variation,
 )
+from reference import hockey_stick_over_events
+from strategies import pmf_pairs
 
 LN3 = math.log(3.0)
 RR_P, RR_Q = [0.75, 0.25], [0.25, 0.75]           # randomized response at epsilon = ln 3
@@ -29,24 +30,8 @@ HALF, QUARTER = [0.5, 0.5], [0.25, 0.75]          # the Bernoulli pair used for 
 
 
 # --------------------------------------------------------------------------------------------------------
-# strategies
+# helpers (the shared strategies are in strategies.py, the definitions in reference.py)
 # --------------------------------------------------------------------------------------------------------
-
-@st.composite
-def pmf(draw, n):
-    """A pmf on n outcomes; about a third of the entries are exactly 0 (at least one entry stays > 0)."""
-    w = np.array(draw(st.lists(st.one_of(st.just(0.0), st.floats(1e-4, 1.0), st.floats(1e-4, 1.0)),
-                               min_size=n, max_size=n)))
-    if w.sum() == 0:
-        w[draw(st.integers(0, n - 1))] = 1.0
-    return w / w.sum()
-
-
-@st.composite
-def pmf_pairs(draw, min_size=1, max_size=8):
-    n = draw(st.integers(min_size, max_size))
-    return draw(pmf(n)), draw(pmf(n))
-
 
 def random_channel(seed: int, n: int, m: int) -> np.ndarray:
     """An n x m row-stochastic matrix (rows Dirichlet(0.5), some entries pushed to exactly 0)."""
@@ -55,15 +40,6 @@ def random_channel(seed: int, n: int, m: int) -> np.ndarray:
     k[rng.random((n, m)) < 0.2] = 0.0
     k[k.sum(axis=1) == 0, 0] = 1.0
     return k / k.sum(axis=1, keepdims=True)
-
-
-def brute_force_hockey_stick(p, q, eps):
-    """sup over all 2^n events E of P(E) - e^eps Q(E) (the definition of the lecture, Section 3.1)."""
-    best = 0.0
-    for mask in itertools.product([False, True], repeat=len(p)):
-        m = np.array(mask)
-        best = max(best, p[m].sum() - math.exp(eps) * q[m].sum())
-    return best
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -163,7 +139,7 @@ def test_is_indistinguishable_atol():
 @given(pmf_pairs(max_size=7), st.floats(0.0, 5.0))
 def test_hockey_stick_matches_brute_force_over_events(pair, eps):
     p, q = pair
-    assert hockey_stick_divergence(p, q, eps) == pytest.approx(brute_force_hockey_stick(p, q, eps),
+    assert hockey_stick_divergence(p, q, eps) == pytest.approx(hockey_stick_over_events(p, q, eps),
                                                                abs=1e-12)
 
 

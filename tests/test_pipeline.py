@@ -12,7 +12,15 @@ What is guaranteed, for every ``solutions/<name>/<name>.ipynb``:
   "how to use this notebook" cell and hides solutions, hidden tests and mark schemes;
 * round trip through real ``nbgrader autograde``: the solution notebook as a student gets full marks on every
   autograded cell (written answers are flagged for manual grading), the untouched student notebook gets zero
-  on every cell (its unanswered written answers are not flagged), and grading itself does not fail.
+  on every cell (its unanswered written answers are not flagged), and grading itself does not fail;
+* *Run All* works on the untouched release (lecture rule 1 of ``docs/design.md``): exactly the cells that can
+  raise on an unanswered notebook carry the ``raises-exception`` tag, in the source and in the release, and
+  executing the release with nbclient – which, like JupyterLab, goes on only past tagged cells – reaches the
+  last cell with a ``NotImplementedError`` in every test cell and nowhere untagged;
+* test cells follow the test-cell conventions of ``docs/design.md`` that a test can see: at most
+  ``MAX_CALLS_PER_TEST_CELL`` calls into the student's functions per cell (counted while the solution runs);
+  demonstration cells leave no short or student-facing names (``P``, ``y``, ``n``, the parameters of the
+  exercises' functions) in the namespace.
 """
 
 from __future__ import annotations
@@ -20,9 +28,12 @@ from __future__ import annotations
 import ast
 import json
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
+from nbclient.exceptions import CellExecutionError
+
 from autograder.headless import NotebookClient
 
 import _notebooks as nbs
@@ -116,6 +127,42 @@ def test_lecture_text_is_read_only(name):
 
 
 @pytest.mark.parametrize("name", LECTURES)
+def test_cells_that_may_raise_are_tagged(name):
+    """Run All (lecture rule 1): every cell that can raise on an unanswered notebook carries the
+    ``raises-exception`` tag, and no other cell does (a needless tag would let a broken lecture cell pass
+    unnoticed in Run All)."""
+    nb = nbs.read_source(name)
+    may_raise = nbs.cells_that_may_raise(nb)
+    tagged = {c.get("id") for c in nb.cells if nbs.has_raises_tag(c)}
+    missing = {cid: why for cid, why in may_raise.items() if cid not in tagged}
+    assert not missing, (f"{name}: these cells can raise on an unanswered notebook and need the cell tag "
+                         f"'{nbs.RAISES_TAG}' (else Run All stops there): {missing}")
+    needless = sorted(tagged - set(may_raise))
+    assert not needless, (f"{name}: cells {needless} carry '{nbs.RAISES_TAG}' but cannot raise on an unanswered "
+                          "notebook; remove the tag")
+
+
+STUDENT_FACING_NAMES = {"P", "Q", "p", "q", "x", "y", "n", "k", "M", "L", "t", "eps", "epsilon", "delta",
+                        "sigma", "losses", "probs", "reports"}
+"""Short or exercise-like names a demonstration cell must not leave behind: a student's function that
+forgets to bind one of them would silently read the demonstration's value."""
+
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_demo_cells_leave_no_student_facing_names(name):
+    nb = nbs.read_source(name)
+    parameters = {a.arg for c in nbs.answer_cells(nb).values() for node in ast.parse(c.source).body
+                  if isinstance(node, ast.FunctionDef) for a in node.args.args + node.args.kwonlyargs}
+    forbidden = STUDENT_FACING_NAMES | parameters
+    offending = {c.get("id"): sorted(nbs.defined_names(c.source) & forbidden) for c in nb.cells
+                 if c.cell_type == "code" and not nbs.nbgrader_meta(c).get("grade")
+                 and not nbs.nbgrader_meta(c).get("solution")}
+    offending = {cid: names for cid, names in offending.items() if names}
+    assert not offending, (f"{name}: demonstration cells leave these names in the namespace, where a student's "
+                           f"answer could pick them up by mistake; use descriptive names: {offending}")
+
+
+@pytest.mark.parametrize("name", LECTURES)
 def test_notebook_anatomy(name):
     """Title, audience, prerequisites, objectives; one setup cell importing dp_course; exercise headings whose
     points add up; a summary and a link onwards."""
@@ -161,11 +208,17 @@ def test_release_opens_with_how_to_and_hides_answers(name):
     path = nbs.NOTEBOOKS / name / f"{name}.ipynb"
     assert path.is_file(), f"{path} is missing; run `python3 run.py course release`"
     student = nbformat.read(path, as_version=4)
-    head = student.cells[0]
+    title, head = student.cells[0], student.cells[1]
+    assert title.cell_type == "markdown" and title.source.startswith("# "), (
+        f"{name}: the student notebook must open with the lecture's title")
     assert head.get("id") == course.HEADER_CELL_ID and head.cell_type == "markdown", (
-        f"{name}: the student notebook must start with the 'how to use this notebook' cell")
-    for phrase in ("How to use this notebook", "Run", "Exercise", "hidden"):
+        f"{name}: the 'how to use this notebook' cell must come right below the title")
+    assert [c.get("id") for c in student.cells].count(course.HEADER_CELL_ID) == 1
+    for phrase in ("How to use this notebook", "Run All", "Exercise", "hidden", "NotImplementedError"):
         assert phrase in head.source, f"{name}: the how-to cell should mention {phrase!r}"
+    for word in ("grey", "gray", "shaded"):
+        assert word not in head.source.lower(), (
+            f"{name}: the how-to cell speaks of {word} cells, which JupyterLab does not shade")
     whole = "\n".join(c.source for c in student.cells)
     for secret in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "Mark scheme"):
         assert secret not in whole, f"{name}: the student version still contains {secret!r}"
@@ -182,38 +235,110 @@ def test_release_opens_with_how_to_and_hides_answers(name):
             f"{name}: written answer {gid} should be an empty stub in the student version")
 
 
+@pytest.mark.parametrize("name", LECTURES)
+def test_release_keeps_the_raises_exception_tags(name):
+    """``nbgrader generate_assignment`` keeps cell tags: the release carries the tag on the same cells as the
+    source (the grading itself is unchanged: see test_round_trip_untouched_notebook_gets_zero)."""
+    source = {c.get("id"): nbs.has_raises_tag(c) for c in nbs.read_source(name).cells}
+    student = nbformat.read(nbs.NOTEBOOKS / name / f"{name}.ipynb", as_version=4)
+    released = {c.get("id"): nbs.has_raises_tag(c) for c in student.cells if c.get("id") in source}
+    assert released == {cid: tag for cid, tag in source.items() if cid in released}, (
+        f"{name}: the release lost or gained '{nbs.RAISES_TAG}' tags; run `python3 run.py course release`")
+    assert any(released.values()), f"{name}: no tagged cell in the release"
+
+
+# --------------------------------------------------------------------------------------------------------
+# Run All of the untouched release
+# --------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_run_all_of_the_untouched_release_reaches_the_end(name):
+    """*Run All* on the notebook exactly as a student receives it runs every cell.
+
+    nbclient with ``allow_errors=False`` behaves like JupyterLab's Run All: it stops at the first cell that
+    raises unless that cell carries the ``raises-exception`` tag.  So the run must reach the last cell; the
+    only errors are ``NotImplementedError`` (answers not written yet), all in tagged cells; and every test
+    cell fails (a test that passes on a blank answer would give its points away).
+    """
+    path = nbs.NOTEBOOKS / name / f"{name}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=False,
+                            resources={"metadata": {"path": str(path.parent)}})
+    try:
+        client.execute()
+    except CellExecutionError as exc:
+        stopped = next((c.get("id") for c in nb.cells if c.cell_type == "code"
+                        and any(o.output_type == "error" for o in c.get("outputs", []))
+                        and not nbs.has_raises_tag(c)), "?")
+        pytest.fail(f"{name}: Run All stops at untagged cell {stopped}: {str(exc).splitlines()[-1]}")
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    not_run = [c.get("id") for c in code if c.get("execution_count") is None]
+    assert not not_run, f"{name}: Run All did not execute cells {not_run}"
+    errors = {c.get("id"): o.ename for c in code for o in c.outputs if o.output_type == "error"}
+    other = {cid: ename for cid, ename in errors.items() if ename != "NotImplementedError"}
+    assert not other, f"{name}: cells raise other errors than NotImplementedError on the untouched release: {other}"
+    passing = [gid for gid, c in nbs.test_cells(nb).items() if c.get("id") not in errors]
+    assert not passing, f"{name}: test cells pass on the untouched release, giving their points away: {passing}"
+
+
 # --------------------------------------------------------------------------------------------------------
 # execution of the solutions
 # --------------------------------------------------------------------------------------------------------
 
+_CALL_PROBE = Path(__file__).resolve().with_name("_call_probe.py")
 _PROBE_START = "import time as _probe_time\n_probe_t0 = (_probe_time.process_time(), _probe_time.perf_counter())"
 _PROBE_END = ("import json as _probe_json\n"
               "print(_probe_json.dumps({'cpu': _probe_time.process_time() - _probe_t0[0], "
               "'wall': _probe_time.perf_counter() - _probe_t0[1]}))")
 
 
+def _json_line(cell) -> dict:
+    """The JSON object a probe cell printed on stdout."""
+    text = "".join(o.text for o in cell.outputs if o.output_type == "stream" and o.name == "stdout")
+    lines = [line for line in text.splitlines() if line.startswith("{")]
+    assert len(lines) == 1, f"probe cell {cell.source!r} printed {text!r}, expected one JSON line"
+    return json.loads(lines[0])
+
+
 @pytest.mark.parametrize("name", LECTURES)
 def test_solution_executes_within_budget(name):
-    """The solution runs top to bottom without an error, its test cells are silent on stderr, and it needs
-    less than TIME_BUDGET_SECONDS.
+    """The solution runs top to bottom without an error, its test cells are silent on stderr and call the
+    student's functions at most MAX_CALLS_PER_TEST_CELL times each, and it needs less than TIME_BUDGET_SECONDS.
 
     The budget is checked on the kernel's CPU time from the first cell to the last (what the notebook costs,
     independent of other load on a shared machine; on an idle machine the wall time is the same plus the
     kernel start).  The wall time is only checked against three times the budget, to catch a hang.
     """
     nb = nbs.read_source(name)
-    nb.cells = [nbformat.v4.new_code_cell(_PROBE_START), *nb.cells, nbformat.v4.new_code_cell(_PROBE_END)]
+    cells = [nbformat.v4.new_code_cell(_CALL_PROBE.read_text(encoding="utf-8")),
+             nbformat.v4.new_code_cell(_PROBE_START)]
+    for cell in nb.cells:
+        if nbs.is_test_cell(cell):
+            cells.append(nbformat.v4.new_code_cell("_probe_reset()"))
+        cells.append(cell)
+        if nbs.is_test_cell(cell):
+            cells.append(nbformat.v4.new_code_cell(f"_probe_report({cell.get('id')!r})"))
+        if nbs.is_answer_cell(cell):
+            cells.extend(nbformat.v4.new_code_cell(f"_probe_wrap(globals(), {fname!r})")
+                         for fname in sorted(nbs.defined_names(cell.source)))
+    nb.cells = [*cells, nbformat.v4.new_code_cell(_PROBE_END)]
     client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": str(nbs.source_path(name).parent)}})
     client.execute()
     errors = [(c.get("id"), o.get("ename"), o.get("evalue")) for c in nb.cells if c.cell_type == "code"
               for o in c.outputs if o.output_type == "error"]
     assert not errors, f"{name}: cells raised: {errors}"
+    calls = [_json_line(c) for c in nb.cells if c.source.startswith("_probe_report(")]
+    assert len(calls) == len(nbs.test_cells(nb)), f"{name}: the call counter did not report on every test cell"
+    too_many = {r["cell"]: r["calls"] for r in calls if r["calls"] > nbs.MAX_CALLS_PER_TEST_CELL}
+    assert not too_many, (f"{name}: test cells call the student's functions more than "
+                          f"{nbs.MAX_CALLS_PER_TEST_CELL} times (docs/design.md: ask for vectorised answers): "
+                          f"{too_many}")
     # nbgrader gives zero points to a test cell that writes to stderr (e.g. a warning)
     noisy = [c.get("id") for c in nb.cells if nbs.is_test_cell(c)
              and any(o.output_type == "stream" and o.name == "stderr" for o in c.outputs)]
     assert not noisy, f"{name}: test cells write to stderr, which nbgrader scores as a failure: {noisy}"
-    timing = json.loads(next(o.text for o in nb.cells[-1].outputs if o.output_type == "stream"))
+    timing = _json_line(nb.cells[-1])
     assert timing["cpu"] < nbs.TIME_BUDGET_SECONDS, (
         f"{name}: executing the solution took {timing['cpu']:.1f} s of CPU time, over the budget of "
         f"{nbs.TIME_BUDGET_SECONDS:.0f} s")

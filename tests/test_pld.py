@@ -13,6 +13,8 @@ from scipy import optimize, stats
 from dp_course.mechanisms import (GaussianMechanism, KaryRandomizedResponse, LaplaceMechanism, NameAndShame,
                                   RandomizedResponse)
 from dp_course.pld import DiscretePLD, GaussianPLD, GridPLD, PrivacyLossDistribution
+from reference import hockey_stick
+from strategies import bad_deltas, bad_epsilons, bad_ks, normalise, weight_lists
 
 # Exact delta(1) of the 10-fold Laplace mechanism with scale 1 (eps0 = 1).  Source: issue #2.  Independently
 # confirmed below: pessimistic and optimistic discretisations converge to it from both sides as the step shrinks.
@@ -24,11 +26,6 @@ def brute_force_delta(losses, probs, inf_mass, eps):
     losses = np.asarray(losses, float)
     probs = np.asarray(probs, float)
     return inf_mass + float(np.sum(probs * np.clip(1.0 - np.exp(eps - losses), 0.0, None)))
-
-
-def hockey_stick(p, q, eps):
-    """sum_y (p(y) - e^eps q(y))_+ , the definition of the tight delta of a pair of pmfs."""
-    return float(np.sum(np.clip(np.asarray(p) - math.exp(eps) * np.asarray(q), 0.0, None)))
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -119,15 +116,7 @@ def test_laplace_mean_approaches_kl(eps0):
 # --------------------------------------------------------------------------------------------------------
 # exactness of DiscretePLD against definitions
 # --------------------------------------------------------------------------------------------------------
-pmf = st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6).filter(lambda v: sum(v) > 0.1)
-
-
-def normalise(v):
-    a = np.asarray(v, float)
-    return a / a.sum()
-
-
-@given(pmf, pmf, st.floats(0.0, 5.0))
+@given(weight_lists, weight_lists, st.floats(0.0, 5.0))
 def test_from_pmfs_delta_is_hockey_stick(p, q, eps):
     n = min(len(p), len(q))
     p, q = normalise(p[:n] if sum(p[:n]) > 0.1 else [1.0] * n), normalise(q[:n] if sum(q[:n]) > 0.1 else [1.0] * n)
@@ -159,7 +148,7 @@ def test_three_point_self_compose_is_exact():
         assert pld.delta_for_epsilon(eps) == pytest.approx(hockey_stick(big_p, big_q, eps), abs=1e-13)
 
 
-@given(pmf, pmf)
+@given(weight_lists, weight_lists)
 def test_compose_is_product_of_pairs(p1, q1):
     n = min(len(p1), len(q1))
     p1, q1 = normalise([x + 0.05 for x in p1[:n]]), normalise([x + 0.05 for x in q1[:n]])
@@ -170,7 +159,7 @@ def test_compose_is_product_of_pairs(p1, q1):
     np.testing.assert_allclose(composed.delta_for_epsilon(eps), joint.delta_for_epsilon(eps), atol=1e-13)
 
 
-@given(pmf, pmf)
+@given(weight_lists, weight_lists)
 def test_profile_is_nonincreasing_and_convex_in_exp_eps(p, q):
     n = min(len(p), len(q))
     p, q = normalise([x + 0.01 for x in p[:n]]), normalise([x + 0.01 for x in q[:n]])
@@ -351,13 +340,6 @@ def test_cross_check_gaussian_and_laplace_with_dp_accounting():
 # --------------------------------------------------------------------------------------------------------
 # bad input: a clear ValueError naming the parameter, never a NaN
 # --------------------------------------------------------------------------------------------------------
-bad_epsilons = st.one_of(st.floats(max_value=-1e-300, allow_infinity=False), st.just(float("nan")),
-                         st.text(max_size=3), st.none(), st.just(True))
-bad_deltas = st.one_of(st.floats(max_value=-1e-300), st.floats(min_value=1.0), st.just(float("nan")),
-                       st.text(max_size=3), st.none())
-bad_ks = st.one_of(st.integers(max_value=0), st.floats(0.1, 10).filter(lambda x: not x.is_integer()),
-                   st.just(float("nan")), st.text(max_size=2), st.just(True))
-
 SAMPLE_PLDS: list[PrivacyLossDistribution] = [
     RandomizedResponse(1.0).privacy_loss_distribution(),
     GaussianPLD(0.5),

@@ -1,6 +1,9 @@
-"""The plot helpers draw what they say: data on the axes, labels, scales; bad input gets a clear error."""
+"""The plot helpers draw what they say: data on the axes, labels, scales, legends clear of the data; bad input
+gets a clear error.  Every test renders its figure (``fig.canvas.draw()``), as the notebook would."""
 
 from __future__ import annotations
+
+import io
 
 import matplotlib
 
@@ -11,7 +14,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from dp_course import plotting  # noqa: E402
+from dp_course.composition import optimal_composition_epsilon  # noqa: E402
 from dp_course.mechanisms import GaussianMechanism, NameAndShame, RandomizedResponse  # noqa: E402
+from dp_course.simulation import LEAKY_OUTCOMES, leaky_randomized_response, simulation_map  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -20,11 +25,28 @@ def _close():
     plt.close("all")
 
 
+def render(ax) -> None:
+    """Draw the figure and write it as PNG (what a notebook does; raises on bad mathtext)."""
+    ax.figure.canvas.draw()
+    ax.figure.savefig(io.BytesIO(), format="png")
+
+
+def assert_legend_clear(ax) -> None:
+    """The legend lies outside every panel of the figure (so it covers no data)."""
+    legend = ax.get_legend()
+    assert legend is not None
+    box = legend.get_window_extent()
+    for other in ax.figure.axes:
+        assert not box.overlaps(other.get_window_extent()), (
+            f"legend {box} overlaps the panel {other.get_window_extent()} ({other.get_title()!r})")
+
+
 def test_privacy_profile_plots_the_profile():
     pld = RandomizedResponse(1.0).privacy_loss_distribution().self_compose(5)
     eps = np.linspace(0, 4, 50)
     ax = plotting.plot_privacy_profile({"RR": pld, "fn": lambda e: 0.5 * np.exp(-e),
                                         "arr": np.full(50, 0.1)}, eps)
+    render(ax)
     lines = ax.get_lines()
     assert len(lines) == 3 and ax.get_yscale() == "log"
     y = lines[0].get_ydata()
@@ -32,45 +54,94 @@ def test_privacy_profile_plots_the_profile():
     np.testing.assert_allclose(y[expected > 0], expected[expected > 0])
     assert np.all(np.isnan(y[expected == 0]))      # zeros are gaps on a log axis, not -inf
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["RR", "fn", "arr"]
+    assert_legend_clear(ax)
 
 
-def test_pld_plot_atoms_density_and_infinity():
+def test_pld_plot_atoms_and_density():
     ax = plotting.plot_pld(RandomizedResponse(1.0).privacy_loss_distribution())
+    render(ax)
     assert ax.get_xlabel() == "privacy loss $L$" and ax.get_ylabel() == "probability"
-    ax = plotting.plot_pld(NameAndShame(0.1).privacy_loss_distribution())
-    texts = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert any("+\\infty" in t and "0.1" in t for t in texts)
+    assert_legend_clear(ax)
     ax = plotting.plot_pld(GaussianMechanism(1.0).privacy_loss_distribution())
+    render(ax)
     x, y = ax.get_lines()[0].get_data()
     assert np.trapezoid(y, x) == pytest.approx(1.0, abs=1e-5)
     ax = plotting.plot_pld(RandomizedResponse(0.1).privacy_loss_distribution().self_compose(500))
+    render(ax)
     assert ax.get_ylabel() == "probability density"
+
+
+@pytest.mark.parametrize("delta", [0.05, 0.3])
+def test_pld_infinity_atom_is_apart_inside_the_axes_and_labelled(delta):
+    """Name-and-shame: the atom at +inf sits beyond a break right of every finite loss, clear of the axis edge,
+    at a tick labelled +inf, in the documented colour (issue: it was drawn at loss 0.1, at the edge)."""
+    pld = NameAndShame(delta).privacy_loss_distribution()
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8), layout="constrained")
+    ax = plotting.plot_pld(pld, ax=axes[1])
+    render(ax)
+    marker = next(line for line in ax.get_lines() if "infty" in line.get_label())
+    x_inf, mass = marker.get_xdata()[0], marker.get_ydata()[0]
+    assert mass == pytest.approx(delta)
+    assert marker.get_color() == plotting.INFINITY_COLOR
+    lo, hi = ax.get_xlim()
+    finite_max = float(np.max(pld.losses))
+    assert x_inf - finite_max >= 0.1 * (hi - lo), "the +inf atom must be set apart from the finite losses"
+    assert lo < x_inf < hi and (hi - x_inf) >= 0.08 * (hi - lo), "the +inf atom must not sit at the axis edge"
+    labels = {round(t.get_loc(), 9): t.label1.get_text() for t in ax.xaxis.get_major_ticks()}
+    assert labels[round(x_inf, 9)] == "+∞"
+    assert x_inf >= finite_max + 1.0
+    assert "mass" in marker.get_label() and f"{delta:.3g}" in marker.get_label()
+    assert_legend_clear(ax)        # below the middle panel, clear of its neighbours
 
 
 def test_composition_and_rdp_plots():
     ks = np.array([1, 10, 100])
     ax = plotting.plot_composition(ks, {"basic": 0.1 * ks, "sqrt": lambda k: 0.1 * np.sqrt(k)})
+    render(ax)
     assert ax.get_xscale() == "log" and len(ax.get_lines()) == 2
     np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), 0.1 * np.sqrt(ks))
+    assert_legend_clear(ax)
     orders = np.array([1.5, 2, 8, 32])
     ax = plotting.plot_rdp_curves(orders, {"gauss": lambda a: a / 2})
+    render(ax)
     np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), orders / 2)
+    assert_legend_clear(ax)
     ax = plotting.plot_pmf_pair([0.75, 0.25], [0.25, 0.75], outcomes=["0", "1"])
+    render(ax)
     assert len(ax.patches) == 4
+    assert_legend_clear(ax)
 
 
-def test_composition_bounds_reproduces_figure_1_ordering():
-    """Lecture Figure 1 setting: optimal <= strong, optimal <= basic, and strong beats basic for large k."""
-    from dp_course.composition import optimal_composition_epsilon
-
+def test_composition_bounds_renders_and_reproduces_figure_1_ordering():
+    """Lecture Figure 1 setting: optimal <= strong, optimal <= basic, strong beats basic for large k; the figure
+    renders (the basic curve's label was not a raw string: ``\\v`` became a vertical tab and savefig raised)."""
     ks = [1, 10, 100, 1000, 10000]
     ax = plotting.plot_composition_bounds(0.01, ks, delta_prime=1e-6)
+    render(ax)
     basic, strong, optimal = (line.get_ydata() for line in ax.get_lines())
+    assert ax.get_lines()[0].get_label() == r"basic: $k\varepsilon$"
     np.testing.assert_allclose(basic, 0.01 * np.array(ks))
     assert np.all(optimal <= strong + 1e-12) and np.all(optimal <= basic + 1e-12)
     assert strong[-1] < basic[-1]
     assert optimal[2] == pytest.approx(optimal_composition_epsilon(0.01, 0.0, 100, 1e-6), rel=1e-12)
     assert optimal[2] == pytest.approx(0.392263943093472, rel=1e-9)   # issue #3 reference value
+    assert_legend_clear(ax)
+
+
+def test_simulation_map_and_check_plots():
+    p, q, eps, delta = np.array([0.5, 0.3, 0.2]), np.array([0.25, 0.35, 0.4]), 0.5, 0.1
+    F = simulation_map(p, q, eps, delta)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
+    ax = plotting.plot_simulation_map(F, [str(o) for o in LEAKY_OUTCOMES], ax=axes[0])
+    p_u, p_v = leaky_randomized_response(eps, delta)
+    ax2 = plotting.plot_simulation_check(p_u @ F, p_v @ F, p, q, ax=axes[1])
+    render(ax)
+    np.testing.assert_allclose(ax.get_images()[0].get_array(), F)
+    assert [t.get_text() for t in ax.get_yticklabels()] == [str(o) for o in LEAKY_OUTCOMES]
+    dots = [line for line in ax2.get_lines() if line.get_marker() == "o"][0]
+    np.testing.assert_allclose(dots.get_ydata(), p, atol=1e-9)
+    assert "max error" in ax2.get_title()
+    assert_legend_clear(ax2)
 
 
 @pytest.mark.parametrize("call,match", [
@@ -83,6 +154,8 @@ def test_composition_bounds_reproduces_figure_1_ordering():
     (lambda: plotting.plot_composition([0, 1], {"a": [1, 2]}), "ks must be"),
     (lambda: plotting.plot_rdp_curves([1.0, 2.0], {"a": [1, 2]}), "orders must be"),
     (lambda: plotting.plot_pmf_pair([0.5, 0.5], [1.0]), "same length"),
+    (lambda: plotting.plot_simulation_map(np.full((4, 2), 0.5), ["a", "b"]), "row_labels must name each"),
+    (lambda: plotting.plot_simulation_map(np.full((4, 2), 2.0), list("abcd")), "F must be"),
 ])
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):

@@ -7,6 +7,7 @@ families, the errata on the proof sketch (items 3 and 4) and sampling through a 
 from __future__ import annotations
 
 import math
+from fractions import Fraction as Fr
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from dp_course.simulation import (
     simulation_map,
     simulation_map_error,
 )
+from strategies import pmf
 
 METHODS = ("explicit", "linprog")
 MANY = 3 * settings.default.max_examples          # "hundreds" of examples for the main property tests
@@ -50,15 +52,6 @@ def assert_valid_map(f, p, q, eps, delta):
 # --------------------------------------------------------------------------------------------------------
 # strategies: two families of indistinguishable pairs
 # --------------------------------------------------------------------------------------------------------
-
-@st.composite
-def pmf(draw, n):
-    w = np.array(draw(st.lists(st.one_of(st.just(0.0), st.floats(1e-4, 1.0), st.floats(1e-4, 1.0)),
-                               min_size=n, max_size=n)))
-    if w.sum() == 0:
-        w[draw(st.integers(0, n - 1))] = 1.0
-    return w / w.sum()
-
 
 epsilons = st.one_of(st.just(0.0), st.floats(0.0, 1.0), st.floats(0.0, 20.0), st.sampled_from([1e-12, 1e-6]))
 # for the explicit construction, which is meant to work for every finite epsilon
@@ -293,6 +286,23 @@ def test_naive_repair_is_fine_when_the_two_deltas_agree():
     p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
     f0, f1, _ = naive_repair_map(p, q, 0.5)
     assert min(f0.min(), f1.min()) >= -1e-12
+
+
+def test_naive_repair_counterexample_of_lecture_03_in_exact_fractions():
+    """The pair lecture 03 shows (ERRATA item 3): p = (1/10, 4/10, 5/10), q = (3/10, 4/10, 3/10), e^eps = 2.
+    delta_x = 0, delta_y = 1/10; scaling p' and q' down separately gives x = (9/100, 9/25, 9/20), y = q', and the
+    first entry of F(.|0) is exactly -1/45 - while simulation_map is valid on this pair."""
+    p, q = [Fr(1, 10), Fr(4, 10), Fr(5, 10)], [Fr(3, 10), Fr(4, 10), Fr(3, 10)]
+    px = [min(a, 2 * b) for a, b in zip(p, q, strict=True)]
+    qy = [min(b, 2 * a) for a, b in zip(p, q, strict=True)]
+    dx, dy = 1 - sum(px), 1 - sum(qy)
+    assert (dx, dy) == (0, Fr(1, 10))
+    x = [v * (1 - dy) / (1 - dx) for v in px]
+    f0 = [(2 * a - b) / ((1 - dy) * (2 - 1)) for a, b in zip(x, qy, strict=True)]
+    assert x == [Fr(9, 100), Fr(9, 25), Fr(9, 20)] and f0[0] == Fr(-1, 45)
+    for method in METHODS:
+        assert_valid_map(simulation_map([0.1, 0.4, 0.5], [0.3, 0.4, 0.3], math.log(2), 0.1, method=method),
+                         np.array([0.1, 0.4, 0.5]), np.array([0.3, 0.4, 0.3]), math.log(2), 0.1)
 
 
 def test_printed_sketch_with_max_is_not_a_decomposition():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from dp_course import _validation as v
+from dp_course.renyi import DEFAULT_ORDERS
 
 
 @pytest.mark.parametrize("call,message", [
@@ -40,3 +41,21 @@ def test_conversions():
     assert v.check_real("x", float("inf"), allow_inf=True) == float("inf")
     rng = np.random.default_rng(0)
     assert v.check_rng(rng) is rng
+
+
+def test_integers_keep_their_value():
+    assert v.check_int("k", 10**20) == 10**20              # exact, not through a float
+    assert v.check_int("k", np.float64(1e20)) == 10**20     # an integral float
+
+
+def test_orders():
+    """The orders of every RDP function: None is dp-accounting's default set, a scalar is one order."""
+    assert DEFAULT_ORDERS is v.DEFAULT_ORDERS and len(DEFAULT_ORDERS) == 156
+    np.testing.assert_array_equal(v.check_orders(None), DEFAULT_ORDERS)
+    assert v.check_orders(2).tolist() == [2.0]
+    assert v.check_orders([1.5, 64]).tolist() == [1.5, 64.0]
+    with pytest.raises(ValueError, match="orders must be finite and > 1, got 1.0 at index 1"):
+        v.check_orders([2.0, 1.0])
+    with pytest.raises(ValueError, match="alphas must be a 1-dimensional array"):
+        v.check_orders([[2.0]], name="alphas")
+

@@ -5,12 +5,16 @@ Format (the same for every lecture; ``tests/test_answer_variants.py`` reads ``VA
     VARIANTS = {
         "<grade_id of an autograded answer cell>": {
             "correct_alt": [code, ...],   # different but correct answers: must get full marks
-            "wrong": [code, code, ...],   # typical mistakes: must lose points
+            "wrong": [code, ...],         # typical mistakes: must lose points; or
+                                          # {"code": code, "at_most": 1}: must score at most 1 point in
+                                          # total on the answer's test cells (trivial answers, library
+                                          # wrappers where the exercise is a derivation)
         },
     }
 
 Each code string replaces the whole answer cell (so it repeats the ``def`` line) and is dedented before use.
-Every autograded answer cell needs at least one correct alternative and two wrong answers.
+Every autograded answer cell needs at least one correct alternative and two wrong answers.  Every extra variant
+index adds one submission to the nbgrader round trip, so the lists stay short.
 """
 
 VARIANTS = {
@@ -47,6 +51,11 @@ VARIANTS = {
             def uniform_mixture_channel(p, k):
                 return p * np.eye(k) + (1 - p) / k * (1 - np.eye(k))
             """,
+            # trivial: the report ignores the truth (a valid channel, but not the one of R_p)
+            {"code": """
+            def uniform_mixture_channel(p, k):
+                return np.full((k, k), 1.0 / k)
+            """, "at_most": 1},
         ],
     },
     # ---------------------------------------------------------------- Exercise 1 (b): exact epsilon of R_p
@@ -70,7 +79,7 @@ VARIANTS = {
             def uniform_mixture_epsilon(p, k):
                 return np.log(k * p / (1 - p))
             """,
-            # the binary formula, right for k = 2 only (passes the visible checks, fails the hidden ones)
+            # the binary formula, right for k = 2 only (the visible case k = 3 catches it)
             """
             def uniform_mixture_epsilon(p, k):
                 return np.log((1 + p) / (1 - p))
@@ -79,6 +88,11 @@ VARIANTS = {
             """
             def uniform_mixture_epsilon(p, k):
                 return np.log((k - 1) * p / (1 - p)) if p > 0 else 0.0
+            """,
+            # the slide's claim: R_p is as private as k-ary randomized response with truth probability p
+            """
+            def uniform_mixture_epsilon(p, k):
+                return np.log(p * (k - 1) / (1 - p)) if p > 1 / k else 0.0
             """,
         ],
     },
@@ -113,6 +127,19 @@ VARIANTS = {
                 other = (1 - p) / (k - 1)
                 return (observed - other) / (p - other)
             """,
+            # clips the estimates to [0, 1]: no longer unbiased (the visible negative case catches it)
+            """
+            def estimate_frequencies(reports, p, k):
+                observed = np.bincount(reports, minlength=k) / len(reports)
+                return np.clip((observed - (1 - p) / k) / p, 0.0, 1.0)
+            """,
+            # clips and renormalises to a distribution: also biased
+            """
+            def estimate_frequencies(reports, p, k):
+                observed = np.bincount(reports, minlength=k) / len(reports)
+                est = np.clip((observed - (1 - p) / k) / p, 0.0, None)
+                return est / est.sum()
+            """,
         ],
     },
     # ---------------------------------------------------------------- Exercise 3 (a): sensitivity
@@ -146,35 +173,50 @@ VARIANTS = {
         "correct_alt": [
             # Laplace noise as the difference of two exponentials (consumes the generator differently)
             """
-            def private_clipped_mean(x, lower, upper, epsilon, rng):
+            def private_clipped_mean(x, lower, upper, epsilon, rng, size=None):
                 x = np.asarray(x, dtype=float)
                 b = (upper - lower) / (x.size * epsilon)
-                return float(np.mean(np.minimum(np.maximum(x, lower), upper)) + b * (rng.exponential() - rng.exponential()))
+                centre = np.mean(np.minimum(np.maximum(x, lower), upper))
+                return centre + b * (rng.exponential(size=size) - rng.exponential(size=size))
             """,
-            # the library's Laplace mechanism
+            # the library's Laplace mechanism, one query value per release
             """
-            def private_clipped_mean(x, lower, upper, epsilon, rng):
+            def private_clipped_mean(x, lower, upper, epsilon, rng, size=None):
                 x = np.asarray(x, dtype=float)
                 mech = LaplaceMechanism.from_epsilon(epsilon, sensitivity=(upper - lower) / len(x))
-                return mech.sample(np.clip(x, lower, upper).mean(), rng)
+                centre = np.clip(x, lower, upper).mean()
+                return mech.sample(centre if size is None else np.full(size, centre), rng)
             """,
         ],
         "wrong": [
             # forgets to clip
             """
-            def private_clipped_mean(x, lower, upper, epsilon, rng):
-                return float(np.mean(x) + rng.laplace(0.0, (upper - lower) / (len(x) * epsilon)))
+            def private_clipped_mean(x, lower, upper, epsilon, rng, size=None):
+                return np.mean(x) + rng.laplace(0.0, (upper - lower) / (len(x) * epsilon), size=size)
             """,
             # noise for the sum, not the mean
             """
-            def private_clipped_mean(x, lower, upper, epsilon, rng):
-                return float(np.clip(x, lower, upper).mean() + rng.laplace(0.0, (upper - lower) / epsilon))
+            def private_clipped_mean(x, lower, upper, epsilon, rng, size=None):
+                return np.clip(x, lower, upper).mean() + rng.laplace(0.0, (upper - lower) / epsilon, size=size)
             """,
             # Gaussian noise with the Laplace scale as standard deviation
             """
-            def private_clipped_mean(x, lower, upper, epsilon, rng):
+            def private_clipped_mean(x, lower, upper, epsilon, rng, size=None):
                 b = (upper - lower) / (len(x) * epsilon)
-                return float(np.clip(x, lower, upper).mean() + rng.normal(0.0, b))
+                return np.clip(x, lower, upper).mean() + rng.normal(0.0, b, size=size)
+            """,
+            # noise scaled to the data's own (clipped) range: a privacy bug, caught by the constant-data case
+            """
+            def private_clipped_mean(x, lower, upper, epsilon, rng, size=None):
+                clipped = np.clip(np.asarray(x, dtype=float), lower, upper)
+                b = (clipped.max() - clipped.min()) / (len(x) * epsilon)
+                return clipped.mean() + rng.laplace(0.0, b, size=size)
+            """,
+            # ignores the rng argument: the same seed does not give the same release
+            """
+            def private_clipped_mean(x, lower, upper, epsilon, rng, size=None):
+                b = (upper - lower) / (len(x) * epsilon)
+                return np.clip(x, lower, upper).mean() + np.random.laplace(0.0, b, size=size)
             """,
         ],
     },
@@ -209,7 +251,88 @@ VARIANTS = {
             """
             def tight_example(epsilon, delta):
                 e = np.exp(epsilon)
-                return (np.array([0.0, 1.0]), np.array([delta, 1 - delta]), np.array([2 * e * delta, 1 - 2 * e * delta]))
+                return (np.array([0.0, 1.0]), np.array([delta, 1 - delta]),
+                        np.array([2 * e * delta, 1 - 2 * e * delta]))
+            """,
+            # trivial: three identical pmfs are private but show nothing; only the formatting point
+            {"code": """
+            def tight_example(epsilon, delta):
+                return np.array([0.5, 0.5]), np.array([0.5, 0.5]), np.array([0.5, 0.5])
+            """, "at_most": 1},
+            # trivial: the replacement pair is as far apart as possible, but the example is not private
+            {"code": """
+            def tight_example(epsilon, delta):
+                return np.array([1.0, 0.0]), np.array([0.5, 0.5]), np.array([0.0, 1.0])
+            """, "at_most": 1},
+        ],
+    },
+    # ---------------------------------------------------------------- Exercise 5 (a): budget of the pipeline
+    "ex5a_pipeline": {
+        "correct_alt": [
+            # the library's basic composition over the list of releases that read the data
+            """
+            def pipeline_epsilon(eps_age, eps_income, repeats, k, hist_scale):
+                return basic_composition([eps_age] + [eps_income] * int(repeats) + [2 / hist_scale])[0]
+            """,
+        ],
+        "wrong": [
+            # charges the post-processed age values (rounded mean, flag) as releases of their own
+            """
+            def pipeline_epsilon(eps_age, eps_income, repeats, k, hist_scale):
+                return 3 * eps_age + repeats * eps_income + 2 / hist_scale
+            """,
+            # counts the repeated income releases once
+            """
+            def pipeline_epsilon(eps_age, eps_income, repeats, k, hist_scale):
+                return eps_age + eps_income + 2 / hist_scale
+            """,
+            # one count per release: k separate releases of sensitivity 1
+            """
+            def pipeline_epsilon(eps_age, eps_income, repeats, k, hist_scale):
+                return eps_age + repeats * eps_income + k / hist_scale
+            """,
+            # add/remove sensitivity of the histogram under replacement
+            """
+            def pipeline_epsilon(eps_age, eps_income, repeats, k, hist_scale):
+                return eps_age + repeats * eps_income + 1 / hist_scale
+            """,
+            # charges the largest noisy group again
+            """
+            def pipeline_epsilon(eps_age, eps_income, repeats, k, hist_scale):
+                return eps_age + repeats * eps_income + 4 / hist_scale
+            """,
+        ],
+    },
+    # ---------------------------------------------------------------- Exercise 5 (b): averaging releases
+    "ex5b_average": {
+        "correct_alt": [
+            # variance of an average of iid noises, then its square root
+            """
+            def averaged_release_sd(epsilon_total, repeats, sensitivity):
+                b = sensitivity / (epsilon_total / repeats)
+                return np.sqrt(repeats * 2 * b**2) / repeats
+            """,
+        ],
+        "wrong": [
+            # each release at the whole budget: averaging looks like it helps
+            """
+            def averaged_release_sd(epsilon_total, repeats, sensitivity):
+                return np.sqrt(2) * sensitivity / epsilon_total / np.sqrt(repeats)
+            """,
+            # forgets the sqrt(2) of the Laplace standard deviation
+            """
+            def averaged_release_sd(epsilon_total, repeats, sensitivity):
+                return np.sqrt(repeats) * sensitivity / epsilon_total
+            """,
+            # forgets that averaging divides the standard deviation by sqrt(repeats)
+            """
+            def averaged_release_sd(epsilon_total, repeats, sensitivity):
+                return np.sqrt(2) * sensitivity * repeats / epsilon_total
+            """,
+            # the variance instead of the standard deviation
+            """
+            def averaged_release_sd(epsilon_total, repeats, sensitivity):
+                return 2 * repeats * (sensitivity / epsilon_total) ** 2
             """,
         ],
     },

@@ -1,22 +1,89 @@
 """Answer variants for ``solutions/02_privacy_loss``: what the autograder must accept and reject.
 
-Format: see ``tests/answer_variants/01_foundations.py``.  Every extra variant index adds one submission to
-the nbgrader round trip (about 15 s of grading), so the lists stop at three wrong answers and two alternatives.  Each code string replaces a whole answer cell; the
-notebook's setup cell has already imported ``np``, ``stats``, ``integrate``, ``optimize`` and the library.
+Format: see ``tests/answer_variants/01_foundations.py`` (a wrong answer may carry ``at_most``: the most it may
+score on its answer's test cells).  Every extra variant index adds one submission to the nbgrader round trip,
+so the lists stay short.  Each code string replaces a whole answer cell; the notebook's setup cell has already
+imported ``itertools``, ``np``, ``stats``, ``integrate``, ``optimize`` and the library.
+
+The library wrappers below are the loophole of the first version of this lecture: where an exercise is a
+derivation, the library's numerical objects must earn nothing.
 """
 
 VARIANTS = {
-    # ---------------------------------------------------------------- Exercise 1 (a): the loss function
-    "ex1a_loss": {
+    # ---------------------------------------------------------------- Exercise 1: a two-round adaptive rule
+    "ex1_transcripts": {
         "correct_alt": [
-            # scalar only, piecewise by region
+            # joint probabilities under both data sets, then the log ratio (no per-round sum)
+            """
+            def two_round_pld(eps1, eps_after_0, eps_after_1):
+                def pmf(epsilon, bit):
+                    t = np.exp(epsilon) / (1 + np.exp(epsilon))
+                    return np.array([1 - t, t]) if bit == 1 else np.array([t, 1 - t])
+                joint = {}
+                for bit in (0, 1):
+                    first = pmf(eps1, bit)
+                    joint[bit] = np.array([first[y1] * pmf((eps_after_0, eps_after_1)[y1], bit)[y2]
+                                           for y1 in (0, 1) for y2 in (0, 1)])
+                return np.log(joint[1] / joint[0]), joint[1]
+            """,
+        ],
+        "wrong": [
+            # round 2 chosen by the true bit of x (always 1) instead of the first report
+            """
+            def two_round_pld(eps1, eps_after_0, eps_after_1):
+                losses, probs = [], []
+                for y1, y2 in itertools.product((0, 1), repeat=2):
+                    t1 = RandomizedResponse(eps1).truth_probability
+                    t2 = RandomizedResponse(eps_after_1).truth_probability
+                    losses.append((eps1 if y1 else -eps1) + (eps_after_1 if y2 else -eps_after_1))
+                    probs.append((t1 if y1 else 1 - t1) * (t2 if y2 else 1 - t2))
+                return np.array(losses), np.array(probs)
+            """,
+            # probabilities under x' (bit 0) instead of x
+            """
+            def two_round_pld(eps1, eps_after_0, eps_after_1):
+                losses, probs = [], []
+                for y1, y2 in itertools.product((0, 1), repeat=2):
+                    e2 = eps_after_1 if y1 else eps_after_0
+                    t1, t2 = RandomizedResponse(eps1).truth_probability, RandomizedResponse(e2).truth_probability
+                    losses.append((eps1 if y1 else -eps1) + (e2 if y2 else -e2))
+                    probs.append((1 - t1 if y1 else t1) * (1 - t2 if y2 else t2))
+                return np.array(losses), np.array(probs)
+            """,
+            # the ratio the wrong way round: ln(P_x' / P_x)
+            """
+            def two_round_pld(eps1, eps_after_0, eps_after_1):
+                losses, probs = [], []
+                for y1, y2 in itertools.product((0, 1), repeat=2):
+                    e2 = eps_after_1 if y1 else eps_after_0
+                    t1, t2 = RandomizedResponse(eps1).truth_probability, RandomizedResponse(e2).truth_probability
+                    losses.append(-((eps1 if y1 else -eps1) + (e2 if y2 else -e2)))
+                    probs.append((t1 if y1 else 1 - t1) * (t2 if y2 else 1 - t2))
+                return np.array(losses), np.array(probs)
+            """,
+            # no adaptivity: round 2 at the level of round 1
+            """
+            def two_round_pld(eps1, eps_after_0, eps_after_1):
+                t = RandomizedResponse(eps1).truth_probability
+                losses = [(eps1 if y1 else -eps1) + (eps1 if y2 else -eps1) for y1 in (0, 1) for y2 in (0, 1)]
+                probs = [(t if y1 else 1 - t) * (t if y2 else 1 - t) for y1 in (0, 1) for y2 in (0, 1)]
+                return np.array(losses), np.array(probs)
+            """,
+            # trivial: no loss at all
+            {"code": """
+            def two_round_pld(eps1, eps_after_0, eps_after_1):
+                return np.zeros(4), np.full(4, 0.25)
+            """, "at_most": 0},
+        ],
+    },
+    # ---------------------------------------------------------------- Exercise 2 (a): the loss function
+    "ex2a_loss": {
+        "correct_alt": [
+            # piecewise by region, vectorised with np.select
             """
             def laplace_privacy_loss(y, epsilon):
-                if y <= 0:
-                    return epsilon
-                if y >= 1:
-                    return -epsilon
-                return epsilon * (1 - 2 * y)
+                y = np.asarray(y, dtype=float)
+                return np.select([y <= 0, y >= 1], [epsilon, -epsilon], epsilon * (1 - 2 * y))
             """,
             # straight from the scipy densities (a ratio, then a log)
             """
@@ -41,52 +108,65 @@ VARIANTS = {
             def laplace_privacy_loss(y, epsilon):
                 return epsilon * ((y - 1) ** 2 - y ** 2) / 2
             """,
+            # right for one number, but not for an array (the exercise asks for both)
+            """
+            def laplace_privacy_loss(y, epsilon):
+                if y <= 0:
+                    return epsilon
+                if y >= 1:
+                    return -epsilon
+                return epsilon * (1 - 2 * y)
+            """,
         ],
     },
-    # ---------------------------------------------------------------- Exercise 1 (b): the CDF of L
-    "ex1b_cdf": {
+    # ---------------------------------------------------------------- Exercise 2 (b): the CDF of L
+    "ex2b_cdf": {
         "correct_alt": [
-            # scalar, with the continuous part read off scipy's survival function of the output
+            # the continuous part read off scipy's survival function of the output, vectorised
             """
             def laplace_loss_cdf(x, epsilon):
-                if x < -epsilon:
-                    return 0.0
-                if x >= epsilon:
-                    return 1.0
-                threshold = (1 - x / epsilon) / 2      # l(y) <= x exactly when y >= threshold
-                return float(stats.laplace(0, 1 / epsilon).sf(threshold))
+                x = np.asarray(x, dtype=float)
+                threshold = (1 - np.clip(x, -epsilon, epsilon) / epsilon) / 2   # l(y) <= x exactly when y >= threshold
+                middle = stats.laplace(0, 1 / epsilon).sf(threshold)
+                return np.where(x < -epsilon, 0.0, np.where(x >= epsilon, 1.0, middle))
             """,
         ],
         "wrong": [
             # misses the atom at -epsilon (outputs y >= 1): the continuous part starts from 0
             """
             def laplace_loss_cdf(x, epsilon):
-                if x < -epsilon:
-                    return 0.0
-                if x >= epsilon:
-                    return 1.0
-                return 0.5 * (np.exp(-(epsilon - x) / 2) - np.exp(-epsilon))
+                x = np.asarray(x, dtype=float)
+                middle = 0.5 * (np.exp(-(epsilon - x) / 2) - np.exp(-epsilon))
+                return np.where(x < -epsilon, 0.0, np.where(x >= epsilon, 1.0, middle))
             """,
             # misses the atom at +epsilon: never reaches 1
             """
             def laplace_loss_cdf(x, epsilon):
-                if x < -epsilon:
-                    return 0.0
-                return 0.5 * np.exp(-(epsilon - min(x, epsilon)) / 2)
+                x = np.asarray(x, dtype=float)
+                return np.where(x < -epsilon, 0.0, 0.5 * np.exp(-(epsilon - np.minimum(x, epsilon)) / 2))
             """,
             # continuous from the left: P(L < x) instead of P(L <= x)
             """
             def laplace_loss_cdf(x, epsilon):
-                if x <= -epsilon:
-                    return 0.0
-                if x > epsilon:
-                    return 1.0
-                return 0.5 * np.exp(-(epsilon - x) / 2)
+                x = np.asarray(x, dtype=float)
+                return np.where(x <= -epsilon, 0.0, np.where(x > epsilon, 1.0, 0.5 * np.exp(-(epsilon - x) / 2)))
             """,
+            # the loophole: the library's grid PLD, built exactly as the visible test builds it
+            {"code": """
+            def laplace_loss_cdf(x, epsilon):
+                grid = LaplaceMechanism.from_epsilon(epsilon).privacy_loss_distribution(
+                    value_step=max(epsilon / 1000, 1e-4), pessimistic=False)
+                return grid.cdf(x)
+            """, "at_most": 0},
+            # a trivial law: a point mass at -epsilon is a valid CDF, and earns nothing
+            {"code": """
+            def laplace_loss_cdf(x, epsilon):
+                return np.where(np.asarray(x, dtype=float) >= -epsilon, 1.0, 0.0)
+            """, "at_most": 0},
         ],
     },
-    # ---------------------------------------------------------------- Exercise 1 (c): the mean of L
-    "ex1c_mean": {
+    # ---------------------------------------------------------------- Exercise 2 (c): the mean of L
+    "ex2c_mean": {
         "correct_alt": [
             # the textbook form, with its (harmless at these epsilons) cancellation
             """
@@ -118,10 +198,20 @@ VARIANTS = {
             def laplace_loss_mean(epsilon):
                 return epsilon * np.tanh(epsilon / 2)
             """,
+            # the loophole: the mean of the library's grid PLD (pessimistic, default step: within ~1e-9)
+            {"code": """
+            def laplace_loss_mean(epsilon):
+                return LaplaceMechanism.from_epsilon(epsilon).privacy_loss_distribution().mean
+            """, "at_most": 0},
+            # the loophole with a 100 times finer grid than the default (about 2e5 atoms per call)
+            {"code": """
+            def laplace_loss_mean(epsilon):
+                return LaplaceMechanism.from_epsilon(epsilon).privacy_loss_distribution(value_step=epsilon / 1e5).mean
+            """, "at_most": 0},
         ],
     },
-    # ---------------------------------------------------------------- Exercise 1 (d): the Theta constants
-    "ex1d_constants": {
+    # ---------------------------------------------------------------- Exercise 2 (d): the Theta constants
+    "ex2d_constants": {
         "correct_alt": [
             # the best possible constants
             """
@@ -152,8 +242,8 @@ VARIANTS = {
             """,
         ],
     },
-    # ---------------------------------------------------------------- Exercise 2: delta from a discrete PLD
-    "ex2_delta": {
+    # ---------------------------------------------------------------- Exercise 3 (a): delta from a discrete PLD
+    "ex3a_delta": {
         "correct_alt": [
             # a plain loop with math.expm1
             """
@@ -194,10 +284,55 @@ VARIANTS = {
                 q = p * np.exp(-np.asarray(losses))
                 return float(np.sum(np.maximum(p - np.exp(epsilon) * q, 0.0)) + infinity_mass)
             """,
+            # forgets the positive part: losses below epsilon subtract
+            """
+            def delta_from_pld(losses, probs, infinity_mass, epsilon):
+                losses, probs = np.asarray(losses), np.asarray(probs)
+                return float(infinity_mass + np.sum(probs * -np.expm1(epsilon - losses)))
+            """,
         ],
     },
-    # ---------------------------------------------------------------- Exercise 3: tail-bound calibration
-    "ex3_sigma": {
+    # ---------------------------------------------------------------- Exercise 3 (b): the Laplace privacy profile
+    "ex3b_profile": {
+        "correct_alt": [
+            # the two contributions written out: atom at +epsilon, continuous part
+            """
+            def laplace_privacy_profile(epsilon_prime, epsilon):
+                gap = np.maximum(epsilon - np.asarray(epsilon_prime, dtype=float), 0.0)
+                atom = 0.5 * (1 - np.exp(-gap))
+                continuous = 0.5 * (1 - np.exp(-gap / 2)) ** 2
+                return atom + continuous
+            """,
+        ],
+        "wrong": [
+            # the tail bound P(L > epsilon') instead of the expectation
+            """
+            def laplace_privacy_profile(epsilon_prime, epsilon):
+                e = np.asarray(epsilon_prime, dtype=float)
+                return np.where(e < epsilon, 1 - 0.5 * np.exp(-(epsilon - e) / 2), 0.0)
+            """,
+            # only the atom at +epsilon
+            """
+            def laplace_privacy_profile(epsilon_prime, epsilon):
+                e = np.asarray(epsilon_prime, dtype=float)
+                return np.where(e < epsilon, 0.5 * (1 - np.exp(e - epsilon)), 0.0)
+            """,
+            # forgets the 1/2 in the exponent
+            """
+            def laplace_privacy_profile(epsilon_prime, epsilon):
+                e = np.asarray(epsilon_prime, dtype=float)
+                return np.where(e < epsilon, 1 - np.exp(-(epsilon - e)), 0.0)
+            """,
+            # the loophole: the library's grid PLD at its default step
+            {"code": """
+            def laplace_privacy_profile(epsilon_prime, epsilon):
+                pld = LaplaceMechanism.from_epsilon(epsilon).privacy_loss_distribution()
+                return pld.delta_for_epsilon(np.asarray(epsilon_prime, dtype=float))
+            """, "at_most": 0},
+        ],
+    },
+    # ---------------------------------------------------------------- Exercise 4: tail-bound calibration
+    "ex4_sigma": {
         "correct_alt": [
             # the quadratic's root in the naive form
             """

@@ -1,0 +1,252 @@
+"""Answer variants for ``solutions/05_renyi_zcdp``: what the autograder must accept and reject.
+
+Format: see ``tests/answer_variants/01_foundations.py``.  Each code string replaces the whole answer cell.
+"""
+
+VARIANTS = {
+    # ---------------------------------------------------------------- Exercise 1 (a): Gaussian Rényi divergence
+    "ex1a_renyi": {
+        "correct_alt": [
+            # the log of the integral, divided by alpha - 1
+            """
+            def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
+                alpha = np.asarray(alpha, dtype=float)
+                s2 = alpha * sigma_q**2 + (1 - alpha) * sigma_p**2
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    log_integral = (alpha * (alpha - 1) * (mu_p - mu_q) ** 2 / (2 * s2)
+                                    + alpha * np.log(sigma_q) + (1 - alpha) * np.log(sigma_p) - 0.5 * np.log(s2))
+                    out = log_integral / (alpha - 1)
+                return np.where(s2 > 0, out, np.inf)
+            """,
+            # in precisions, one order at a time with math
+            """
+            import math
+
+            def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
+                def one(a):
+                    tau = a / sigma_p**2 - (a - 1) / sigma_q**2        # precision of the tilted density
+                    if tau <= 0:
+                        return math.inf
+                    s2 = tau * sigma_p**2 * sigma_q**2
+                    return (math.log(sigma_q / sigma_p) - math.log(s2 / sigma_q**2) / (2 * (a - 1))
+                            + a * (mu_p - mu_q) ** 2 / (2 * s2))
+                return np.vectorize(one, otypes=[float])(alpha)
+            """,
+        ],
+        "wrong": [
+            # trivial answer
+            {"code": """
+            def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
+                return np.zeros_like(np.asarray(alpha, dtype=float))
+            """, "at_most": 0},
+            # the equal-variance formula, whatever the variances
+            {"code": """
+            def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
+                return np.asarray(alpha, dtype=float) * (mu_p - mu_q) ** 2 / (2 * sigma_q**2)
+            """, "at_most": 1},
+            # the slides' loose constant
+            """
+            def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
+                alpha = np.asarray(alpha, dtype=float)
+                s2 = alpha * sigma_q**2 + (1 - alpha) * sigma_p**2
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    out = (np.log(sigma_q / sigma_p) + np.log(sigma_q**2 / s2) / (2 * (alpha - 1))
+                           + alpha * (mu_p - mu_q) ** 2 / s2)
+                return np.where(s2 > 0, out, np.inf)
+            """,
+            # the KL divergence (forgets the order)
+            """
+            def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
+                kl = np.log(sigma_q / sigma_p) + (sigma_p**2 + (mu_p - mu_q) ** 2) / (2 * sigma_q**2) - 0.5
+                return kl + 0 * np.asarray(alpha, dtype=float)
+            """,
+            # right where finite, but NaN instead of inf beyond the critical order
+            """
+            def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
+                alpha = np.asarray(alpha, dtype=float)
+                s2 = alpha * sigma_q**2 + (1 - alpha) * sigma_p**2
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    return (np.log(sigma_q / sigma_p) + np.log(sigma_q**2 / s2) / (2 * (alpha - 1))
+                            + alpha * (mu_p - mu_q) ** 2 / (2 * s2))
+            """,
+            # P and Q swapped
+            """
+            def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
+                alpha = np.asarray(alpha, dtype=float)
+                s2 = alpha * sigma_p**2 + (1 - alpha) * sigma_q**2
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    out = (np.log(sigma_p / sigma_q) + np.log(sigma_p**2 / s2) / (2 * (alpha - 1))
+                           + alpha * (mu_p - mu_q) ** 2 / (2 * s2))
+                return np.where(s2 > 0, out, np.inf)
+            """,
+            # numerics instead of the derivation: the library's divergence of the densities on a grid
+            {"code": """
+            def gaussian_renyi(alpha, mu_p, sigma_p, mu_q, sigma_q):
+                y = np.linspace(-35, 35, 100_001)
+                p, q = stats.norm.pdf(y, mu_p, sigma_p), stats.norm.pdf(y, mu_q, sigma_q)
+                return renyi_divergence(p / p.sum(), q / q.sum(), alpha)
+            """, "at_most": 0},
+        ],
+    },
+    # ---------------------------------------------------------------- Exercise 2 (a): zCDP -> (epsilon, delta)
+    "ex2a_forward": {
+        "correct_alt": [
+            # epsilon as the conversion evaluated at the optimal order
+            """
+            def zcdp_to_dp(rho, log_inv_delta):
+                alpha = 1.0 + (log_inv_delta / rho) ** 0.5
+                return alpha * rho + log_inv_delta / (alpha - 1.0), alpha
+            """,
+        ],
+        "wrong": [
+            # trivial answer
+            {"code": """
+            def zcdp_to_dp(rho, log_inv_delta):
+                return 0.0, 2.0
+            """, "at_most": 0},
+            # the slides' misprint (with the right order)
+            """
+            def zcdp_to_dp(rho, log_inv_delta):
+                return rho + 4 * rho * log_inv_delta, 1 + np.sqrt(log_inv_delta / rho)
+            """,
+            # the library's epsilon and the best order on its grid
+            {"code": """
+            from dp_course.renyi import DEFAULT_ORDERS, rdp_to_dp_epsilon_and_order
+
+            def zcdp_to_dp(rho, log_inv_delta):
+                orders = np.asarray(DEFAULT_ORDERS)
+                _, alpha = rdp_to_dp_epsilon_and_order(orders, rho * orders, np.exp(-log_inv_delta), method="classic")
+                return zcdp_to_dp_epsilon(rho, np.exp(-log_inv_delta), method="bun_steinke"), alpha
+            """, "at_most": 0},
+            # right epsilon, order from a wrong derivative (L/rho instead of its square root)
+            """
+            def zcdp_to_dp(rho, log_inv_delta):
+                return rho + 2 * np.sqrt(rho * log_inv_delta), 1 + log_inv_delta / rho
+            """,
+        ],
+    },
+    # ---------------------------------------------------------------- Exercise 2 (b): the inverse
+    "ex2b_inverse": {
+        "correct_alt": [
+            # sqrt(rho) as the positive root of the quadratic, in the stable form, and alpha from (a)
+            """
+            def rho_for_target(epsilon, log_inv_delta):
+                root = epsilon / (np.sqrt(log_inv_delta) + np.sqrt(log_inv_delta + epsilon))   # sqrt(rho)
+                rho = root * root
+                return rho, 1 + np.sqrt(log_inv_delta) / root
+            """,
+        ],
+        "wrong": [
+            # trivial answer
+            {"code": """
+            def rho_for_target(epsilon, log_inv_delta):
+                return epsilon, 2.0
+            """, "at_most": 0},
+            # the slides' Scenario-2 formula: the square is missing
+            """
+            def rho_for_target(epsilon, log_inv_delta):
+                rho = np.sqrt(log_inv_delta + epsilon) - np.sqrt(log_inv_delta)
+                return rho, 1 + np.sqrt(log_inv_delta / rho)
+            """,
+            # right formula, but it cancels when epsilon << L (fails the hidden cases)
+            """
+            def rho_for_target(epsilon, log_inv_delta):
+                rho = (np.sqrt(log_inv_delta + epsilon) - np.sqrt(log_inv_delta)) ** 2
+                return rho, 1 + np.sqrt(log_inv_delta / rho)
+            """,
+            # the library's rho: cannot take delta = e^(-L) for large L (fails the hidden cases)
+            {"code": """
+            def rho_for_target(epsilon, log_inv_delta):
+                rho = zcdp_rho_for_dp(epsilon, np.exp(-log_inv_delta), method="bun_steinke")
+                return rho, 1 + np.sqrt(log_inv_delta / rho)
+            """, "at_most": 0},
+        ],
+    },
+    # ---------------------------------------------------------------- Exercise 3 (a): subsampled "is there a 1?"
+    "ex3a_probability": {
+        "correct_alt": [
+            # scipy's hypergeometric law
+            """
+            def or_report_probability(epsilon, m, n, k):
+                t = np.exp(epsilon) / (1 + np.exp(epsilon))
+                p_none = stats.hypergeom(n, np.asarray(k), m).pmf(0)
+                return t - (2 * t - 1) * p_none
+            """,
+            # product of the ratios (n - m - j)/(n - j), in logs, one k at a time
+            """
+            def or_report_probability(epsilon, m, n, k):
+                t = 1 / (1 + np.exp(-epsilon))
+                def one(kk):
+                    if n - kk < m:
+                        return t
+                    j = np.arange(kk)
+                    p_none = np.exp(np.sum(np.log1p(-m / (n - j))))
+                    return t * (1 - p_none) + (1 - t) * p_none
+                return np.vectorize(one, otypes=[float])(k)
+            """,
+        ],
+        "wrong": [
+            # trivial answer: the sampling rate
+            {"code": """
+            def or_report_probability(epsilon, m, n, k):
+                return np.full(np.shape(k), m / n)
+            """, "at_most": 0},
+            # sampling with replacement / independent inclusion
+            """
+            def or_report_probability(epsilon, m, n, k):
+                t = 1 / (1 + np.exp(-epsilon))
+                p_none = (1 - m / n) ** np.asarray(k, dtype=float)
+                return t * (1 - p_none) + (1 - t) * p_none
+            """,
+            # forgets the randomized response on the bit
+            """
+            def or_report_probability(epsilon, m, n, k):
+                return 1 - stats.hypergeom(n, np.asarray(k), m).pmf(0)
+            """,
+            # binomial coefficients in floating point: overflow for large n
+            """
+            from scipy.special import comb
+
+            def or_report_probability(epsilon, m, n, k):
+                t = 1 / (1 + np.exp(-epsilon))
+                p_none = comb(n - np.asarray(k), m) / comb(n, m)
+                return t * (1 - p_none) + (1 - t) * p_none
+            """,
+        ],
+    },
+    # ---------------------------------------------------------------- Exercise 3 (b): budget per step
+    "ex3b_budget": {
+        "correct_alt": [
+            # the same inversion written with log(1 + x) (accurate enough here) and math
+            """
+            import math
+
+            def per_step_budget(epsilon, delta, steps, m, n):
+                eps_step = epsilon / steps
+                return math.log(1 + (n / m) * math.expm1(eps_step)), delta / steps * n / m
+            """,
+        ],
+        "wrong": [
+            # trivial answer
+            {"code": """
+            def per_step_budget(epsilon, delta, steps, m, n):
+                return epsilon, delta
+            """, "at_most": 0},
+            # basic composition without amplification
+            """
+            def per_step_budget(epsilon, delta, steps, m, n):
+                return epsilon / steps, delta / steps
+            """,
+            # applies the amplification formula forwards instead of inverting it
+            """
+            def per_step_budget(epsilon, delta, steps, m, n):
+                return np.log1p(m / n * np.expm1(epsilon / steps)), m * delta / (n * steps)
+            """,
+            # right inversion, but exp(x) - 1 loses the digits when epsilon / T is tiny
+            """
+            def per_step_budget(epsilon, delta, steps, m, n):
+                return np.log(1 + n / m * (np.exp(epsilon / steps) - 1)), n * delta / (m * steps)
+            """,
+        ],
+    },
+}

@@ -1,0 +1,192 @@
+"""Answer variants for ``solutions/06_dp_sgd``: what the autograder must accept and reject.
+
+Format: see ``tests/answer_variants/01_foundations.py``.  Each code string replaces the whole answer cell.
+"""
+
+VARIANTS = {
+    # ---------------------------------------------------------------- Exercise 1: per-example clipping
+    "ex1_clip": {
+        "correct_alt": [
+            # min(1, C / norm) with the division by zero silenced
+            """
+            def clip_per_example(grads, clip_norm, ord=2):
+                grads = np.asarray(grads, dtype=float)
+                norms = np.linalg.norm(grads, ord=ord, axis=1, keepdims=True)
+                with np.errstate(divide="ignore"):
+                    return grads * np.minimum(1.0, clip_norm / norms)
+            """,
+            # the norms written out, and np.where
+            """
+            def clip_per_example(grads, clip_norm, ord=2):
+                grads = np.asarray(grads, dtype=float)
+                if ord == 1:
+                    norms = np.abs(grads).sum(axis=1)
+                else:
+                    norms = np.sqrt((grads ** 2).sum(axis=1))
+                long = norms > clip_norm
+                scale = np.ones_like(norms)
+                scale[long] = clip_norm / norms[long]
+                return grads * scale[:, None]
+            """,
+        ],
+        "wrong": [
+            # trivial answer: no clipping
+            {"code": """
+            def clip_per_example(grads, clip_norm, ord=2):
+                return np.asarray(grads, dtype=float)
+            """, "at_most": 0},
+            # clips each coordinate
+            """
+            def clip_per_example(grads, clip_norm, ord=2):
+                return np.clip(grads, -clip_norm, clip_norm)
+            """,
+            # rescales every row to norm C, also the short ones
+            """
+            def clip_per_example(grads, clip_norm, ord=2):
+                grads = np.asarray(grads, dtype=float)
+                norms = np.linalg.norm(grads, ord=ord, axis=1, keepdims=True)
+                return grads * clip_norm / np.where(norms > 0, norms, 1.0)
+            """,
+            # clips the batch as a whole
+            """
+            def clip_per_example(grads, clip_norm, ord=2):
+                grads = np.asarray(grads, dtype=float)
+                return grads * min(1.0, clip_norm / np.linalg.norm(grads))
+            """,
+            # 0/0 for rows of zeros
+            """
+            def clip_per_example(grads, clip_norm, ord=2):
+                grads = np.asarray(grads, dtype=float)
+                norms = np.linalg.norm(grads, ord=ord, axis=1, keepdims=True)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    return grads / norms * np.minimum(norms, clip_norm)
+            """,
+            # ignores ord (always Euclidean)
+            """
+            def clip_per_example(grads, clip_norm, ord=2):
+                grads = np.asarray(grads, dtype=float)
+                norms = np.linalg.norm(grads, axis=1, keepdims=True)
+                return grads / np.maximum(1.0, norms / clip_norm)
+            """,
+        ],
+    },
+    # ---------------------------------------------------------------- Exercise 2: Scenario 2 with a schedule
+    "ex2_schedule": {
+        "correct_alt": [
+            # the library's rho for the target, and the steps' zCDP summed in a loop
+            """
+            def scenario2_noise_schedule(epsilon, delta, n, clip_norm, schedule):
+                rho = zcdp_rho_for_dp(epsilon, delta)
+                delta_2 = 2 * clip_norm / n
+                unit_rho = 0.0                      # rho spent with c = 1
+                for s in schedule:
+                    unit_rho += delta_2**2 / (2 * s**2)
+                return np.sqrt(unit_rho / rho) * np.asarray(schedule, dtype=float)
+            """,
+        ],
+        "wrong": [
+            # trivial answer
+            {"code": """
+            def scenario2_noise_schedule(epsilon, delta, n, clip_norm, schedule):
+                return np.asarray(schedule, dtype=float)
+            """, "at_most": 0},
+            # sensitivity C/n: forgets that replacement can flip a clipped gradient
+            """
+            def scenario2_noise_schedule(epsilon, delta, n, clip_norm, schedule):
+                s = np.asarray(schedule, dtype=float)
+                L = np.log(1 / delta)
+                rho = (np.sqrt(L + epsilon) - np.sqrt(L)) ** 2
+                return (clip_norm / n) * np.sqrt(np.sum(s ** -2.0) / (2 * rho)) * s
+            """,
+            # the slides' loose premise B^2 / (n^2 sigma^2) per step
+            """
+            def scenario2_noise_schedule(epsilon, delta, n, clip_norm, schedule):
+                s = np.asarray(schedule, dtype=float)
+                L = np.log(1 / delta)
+                rho = (np.sqrt(L + epsilon) - np.sqrt(L)) ** 2
+                return (2 * clip_norm / n) * np.sqrt(np.sum(s ** -2.0) / rho) * s
+            """,
+            # the slides' rho without the square (ERRATA 6), the rest right
+            """
+            def scenario2_noise_schedule(epsilon, delta, n, clip_norm, schedule):
+                s = np.asarray(schedule, dtype=float)
+                L = np.log(1 / delta)
+                rho = np.sqrt(L + epsilon) - np.sqrt(L)
+                return (2 * clip_norm / n) * np.sqrt(np.sum(s ** -2.0) / (2 * rho)) * s
+            """,
+            # the constant-schedule sigma (library) times the schedule: wrong unless the schedule is constant
+            {"code": """
+            def scenario2_noise_schedule(epsilon, delta, n, clip_norm, schedule):
+                s = np.asarray(schedule, dtype=float)
+                return scenario2_gaussian_sigma(epsilon, delta, len(s), n, sensitivity=2 * clip_norm) * s
+            """, "at_most": 1},
+        ],
+    },
+    # ---------------------------------------------------------------- Exercise 3 (a): one DP-SGD step
+    "ex3a_step": {
+        "correct_alt": [
+            # gradients and clipping written out, noise from standard normals
+            """
+            def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
+                theta = np.asarray(theta, dtype=float)
+                X_batch = np.asarray(X_batch, dtype=float).reshape(-1, theta.size)
+                residual = 1 / (1 + np.exp(-(X_batch @ theta))) - np.asarray(y_batch, dtype=float)
+                grads = residual[:, None] * X_batch
+                norms = np.sqrt((grads ** 2).sum(axis=1))
+                grads = grads * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))[:, None]
+                noise = noise_multiplier * clip_norm * rng.standard_normal(theta.size)
+                return theta - learning_rate * (grads.sum(axis=0) + noise) / batch_size
+            """,
+        ],
+        "wrong": [
+            # trivial answer
+            {"code": """
+            def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
+                return np.asarray(theta, dtype=float)
+            """, "at_most": 0},
+            # no clipping
+            """
+            def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
+                total = per_example_gradients(theta, X_batch, y_batch).sum(axis=0)
+                noise = rng.normal(0.0, noise_multiplier * clip_norm, size=np.shape(theta))
+                return theta - learning_rate * (total + noise) / batch_size
+            """,
+            # clips the summed gradient instead of each example's
+            """
+            def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
+                total = per_example_gradients(theta, X_batch, y_batch).sum(axis=0)
+                total = clip_per_example(total[None, :], clip_norm)[0]
+                noise = rng.normal(0.0, noise_multiplier * clip_norm, size=np.shape(theta))
+                return theta - learning_rate * (total + noise) / batch_size
+            """,
+            # divides by the realised batch size
+            """
+            def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
+                total = clip_per_example(per_example_gradients(theta, X_batch, y_batch), clip_norm).sum(axis=0)
+                noise = rng.normal(0.0, noise_multiplier * clip_norm, size=np.shape(theta))
+                return theta - learning_rate * (total + noise) / max(len(y_batch), 1)
+            """,
+            # noise on the average instead of the sum
+            """
+            def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
+                total = clip_per_example(per_example_gradients(theta, X_batch, y_batch), clip_norm).sum(axis=0)
+                noise = rng.normal(0.0, noise_multiplier * clip_norm, size=np.shape(theta))
+                return theta - learning_rate * (total / batch_size + noise)
+            """,
+            # noise without the clip norm
+            """
+            def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
+                total = clip_per_example(per_example_gradients(theta, X_batch, y_batch), clip_norm).sum(axis=0)
+                noise = rng.normal(0.0, noise_multiplier, size=np.shape(theta))
+                return theta - learning_rate * (total + noise) / batch_size
+            """,
+            # ignores rng: numpy's global generator
+            """
+            def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
+                total = clip_per_example(per_example_gradients(theta, X_batch, y_batch), clip_norm).sum(axis=0)
+                noise = np.random.normal(0.0, noise_multiplier * clip_norm, size=np.shape(theta))
+                return theta - learning_rate * (total + noise) / batch_size
+            """,
+        ],
+    },
+}

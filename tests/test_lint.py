@@ -1,0 +1,253 @@
+"""The house rules of the library, checked on every test run (so the README's test command and CI run them).
+
+* ruff (rules E, F, W, B, UP, SIM; line length 120; configured in pyproject.toml) on ``dp_course/`` and the
+  library test files listed in :data:`RUFF_TESTS`;
+* mypy (strict, configured in pyproject.toml) on ``dp_course/``;
+* and what neither tool checks: one job per file (at most 500 lines), no import cycles, no imports inside
+  functions, no private name imported from another module, every public function annotated.
+
+Files whose owner is still changing them are listed in :data:`PENDING` with the reason; their checks are
+expected to fail (``xfail(strict=True)``), so the entry must go as soon as the file is fixed.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "dp_course"
+LIBRARY = sorted(PACKAGE.rglob("*.py"))
+MAX_LINES = 500
+
+RUFF_TESTS = [
+    "tests/conftest.py", "tests/strategies.py", "tests/reference.py", "tests/test_lint.py",
+    "tests/test_pld.py", "tests/test_pld_invariants.py", "tests/test_mechanisms.py", "tests/test_descriptions.py",
+    "tests/test_numerics.py", "tests/test_validation.py", "tests/test_interactive.py",
+    "tests/test_interactive_theorems.py", "tests/test_datasets.py", "tests/test_training.py",
+    "tests/test_dpsgd_scenarios.py",
+]
+"""The test files of issue 12 (the other test files belong to branches still editing them)."""
+
+PENDING: dict[tuple[str, str], str] = {
+    ("renyi.py", "length"): "843 lines; to be split (e.g. zCDP into its own module) after the lectures 05/06 "
+                            "branch, which adds to it, has landed",
+    ("simulation.py", "length"): "584 lines; to be split after the lectures 03/04 branch, which adds to it, "
+                                 "has landed",
+}
+"""(file, check) -> why it is allowed to fail for now."""
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _cases(check: str) -> list:
+    out = []
+    for path in LIBRARY:
+        rel = path.relative_to(PACKAGE).as_posix()
+        reason = PENDING.get((rel, check))
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        out.append(pytest.param(path, id=rel, marks=marks))
+    return out
+
+
+def _is_module(name: str) -> bool:
+    """Whether ``name`` (dotted) names an importable module."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent that is a module, not a package
+        return False
+
+
+def _tool(name: str) -> list[str]:
+    if importlib.util.find_spec(name) is None:
+        pytest.skip(f"{name} is not installed: it is in the dev extra (python3 run.py setup, or "
+                    f"pip install -e '.[dev]')")
+    return [sys.executable, "-m", name]
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+
+
+# --------------------------------------------------------------------------------------------------------
+# the tools
+# --------------------------------------------------------------------------------------------------------
+
+def test_ruff() -> None:
+    """ruff finds nothing in the library and the library test files (configuration: pyproject.toml)."""
+    result = _run([*_tool("ruff"), "check", "--no-cache", "dp_course", *RUFF_TESTS])
+    assert result.returncode == 0, f"ruff check failed:\n{result.stdout}{result.stderr}"
+
+
+def test_mypy() -> None:
+    """mypy (strict, pyproject.toml) finds no type error in the library."""
+    result = _run(_tool("mypy"))
+    assert result.returncode == 0, f"mypy failed:\n{result.stdout}{result.stderr}"
+
+
+def test_ruff_configuration_is_the_agreed_one() -> None:
+    """Rules E, F, W, B, UP, SIM at line length 120 (a narrower selection would make test_ruff too easy)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]
+    assert config["ruff"]["line-length"] == 120
+    assert set(config["ruff"]["lint"]["select"]) >= {"E", "F", "W", "B", "UP", "SIM"}
+    assert config["mypy"]["strict"] is True
+    assert "dp_course" in config["mypy"]["files"]
+
+
+# --------------------------------------------------------------------------------------------------------
+# what the tools do not check
+# --------------------------------------------------------------------------------------------------------
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+@pytest.mark.parametrize("path", _cases("length"))
+def test_one_job_per_file(path: Path) -> None:
+    """No library source file is over 500 lines."""
+    n = len(path.read_text().splitlines())
+    assert n <= MAX_LINES, f"{path.relative_to(ROOT)} has {n} lines (at most {MAX_LINES}): split it by job"
+
+
+@pytest.mark.parametrize("path", _cases("imports"))
+def test_no_imports_inside_functions(path: Path) -> None:
+    """Imports are at module level (an import inside a function hides a dependency or dodges a cycle)."""
+    inner = [f"line {node.lineno}: {ast.unparse(node)}" for func in ast.walk(_tree(path))
+             if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for node in ast.walk(func) if isinstance(node, (ast.Import, ast.ImportFrom))]
+    assert not inner, f"{path.relative_to(ROOT)} imports inside functions:\n" + "\n".join(inner)
+
+
+def _library_imports(path: Path) -> set[str]:
+    """dp_course modules imported at module level by ``path``."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = set()
+    for node in _tree(path).body:
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("dp_course")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("dp_course"):
+                found.add(target)
+                # "from .pkg import submodule" imports the submodule too
+                found |= {f"{target}.{a.name}" for a in node.names if _is_module(f"{target}.{a.name}")}
+    return found
+
+
+def test_no_import_cycles() -> None:
+    """The module-level imports inside dp_course form no cycle."""
+    modules = {_module_name(p): p for p in LIBRARY}
+    graph = {m: {t for t in _library_imports(p) if t in modules and t != m} for m, p in modules.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                cycle = stack[stack.index(t):] + [t]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if t not in state:
+                visit(t)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+    assert graph["dp_course.mechanisms"] >= {"dp_course.pld"}, "mechanisms builds on pld (the chosen direction)"
+    assert not any(t.startswith("dp_course.mechanisms") for t in graph["dp_course.pld"]), "pld knows no mechanism"
+
+
+def _library_and_tests() -> list:
+    tests = [pytest.param(p, id=p.relative_to(ROOT).as_posix()) for p in sorted((ROOT / "tests").rglob("*.py"))]
+    return _cases("private") + tests
+
+
+@pytest.mark.parametrize("path", _library_and_tests())
+def test_no_private_names_imported_across_modules(path: Path) -> None:
+    """``from module import _name`` only for a private *module* (a test of ``_validation`` imports it)."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    bad = []
+    for node in ast.walk(_tree(path)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package.split(".")
+            source = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+        else:
+            source = node.module or ""
+        for alias in node.names:
+            if not alias.name.startswith("_") or alias.name.startswith("__"):
+                continue
+            if not _is_module(f"{source}.{alias.name}"):
+                bad.append(f"line {node.lineno}: from {source} import {alias.name}")
+    assert not bad, f"{path.relative_to(ROOT)} imports private names from other modules:\n" + "\n".join(bad)
+
+
+def _public_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Module-level functions and methods of module-level classes whose names do not start with '_'."""
+    found = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            found.append(node)
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            found += [f for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and (not f.name.startswith("_") or f.name == "__init__")]
+    return found
+
+
+@pytest.mark.parametrize("path", _cases("annotations"))
+def test_public_functions_are_annotated(path: Path) -> None:
+    """Every parameter and the return value of every public function and method carry a type."""
+    missing = []
+    for func in _public_functions(_tree(path)):
+        args = func.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]
+        untyped = [a.arg for a in params if a.annotation is None and a.arg not in ("self", "cls")]
+        if untyped or func.returns is None:
+            missing.append(f"line {func.lineno}: {func.name}({', '.join(untyped)})"
+                           + (" -> ?" if func.returns is None else ""))
+    assert not missing, f"{path.relative_to(ROOT)}: public functions without types:\n" + "\n".join(missing)
+
+
+# --------------------------------------------------------------------------------------------------------
+# docs/errata.md item 11: the slide deck's misspellings stay out of the kit
+# --------------------------------------------------------------------------------------------------------
+
+MISSPELLINGS = {r"\breyni": "Rényi", r"\bgradient\s+descend\b": "gradient descent"}
+
+
+def test_spelling_errata_11() -> None:
+    """No library file, test, lecture or page spells "Reyni" or "gradient descend" (docs/errata.md, item 11).
+
+    The errata page itself quotes them, and so does this test.
+    """
+    skip = {ROOT / "docs" / "errata.md", Path(__file__).resolve()}
+    files = [p for pattern in ("dp_course/**/*.py", "tests/**/*.py", "docs/*.md", "*.md", "solutions/**/*.ipynb",
+                               "notebooks/**/*.ipynb") for p in ROOT.glob(pattern) if p.resolve() not in skip]
+    assert len(files) > 20, "the spelling check found almost nothing to read"
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)!r} (write {right})" for p in files
+             for pattern, right in MISSPELLINGS.items()
+             for m in re.finditer(pattern, p.read_text(encoding="utf-8"), flags=re.IGNORECASE)]
+    assert not found, "misspellings from the slide deck:\n" + "\n".join(found)
