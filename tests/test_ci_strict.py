@@ -23,6 +23,7 @@ def _run(tmp_path: Path, ci: bool, *paths: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "DP_COURSE_CI"}
     if ci:
         env["DP_COURSE_CI"] = "1"
+    env["PYTHONPATH"] = str(Path(__file__).parent)  # the conftest imports the suite's helper modules
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                            *paths], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
