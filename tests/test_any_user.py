@@ -31,7 +31,7 @@ import psutil
 import pytest
 
 from adversarial import hostile
-from autograder import bwrap, course, demo, isolation, sandbox
+from autograder import bwrap, course, demo, isolation, protect, sandbox
 
 pytestmark = pytest.mark.xdist_group("any_user")
 NAME = demo.SYNTHETIC_NAME
@@ -122,7 +122,7 @@ def user():
         for p in [base, *base.rglob("*")]:
             os.lchown(p, uid, gid)
     yield User(uid, gid, base, view)
-    shutil.rmtree(base, ignore_errors=True)
+    protect.remove_tree(base)  # a run without the sandbox leaves its workers' read-only copies
 
 
 @pytest.fixture(scope="module")
