@@ -1541,7 +1541,8 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
             results_now = _run_jobs(todo, nbs, course, out, n_workers, limits, info, guard, bar, state,
                                     state_path, say, feedback)
         finally:
-            protect.unseal(course)
+            for sealed in (course, *(out / "work").glob("w*")):  # workers copied their sources from it
+                protect.unseal(sealed)
         notebooks_graded = sum(len(nbs[k[1]]) for k, _, _ in todo)
 
     # grades.csv through nbgrader's own exporter
