@@ -6,6 +6,7 @@ Everything that runs nbgrader (the release, the grader, the student self-check, 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 from collections.abc import Iterable, Mapping, Sequence
 
 import nbformat
+from nbgrader.api import Gradebook
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS_DIR = REPO_ROOT / "solutions"
@@ -28,7 +30,7 @@ HEADER_CELL_ID = "how-to-use-this-notebook"
 
 __all__ = ["REPO_ROOT", "SOLUTIONS_DIR", "NOTEBOOKS_DIR", "CONFIG_FILE", "HEADER_TEMPLATE", "HEADER_NOTEBOOK",
            "HEADER_CELL_ID", "assignments", "course_folder", "subprocess_env", "nbgrader", "header_notebook",
-           "make_course", "submit", "autograde", "CellGrade", "read_grades"]
+           "make_course", "submit", "autograde", "CellGrade", "read_grades", "fingerprint_dir"]
 
 
 def assignments(solutions_dir: Path = SOLUTIONS_DIR) -> list[str]:
@@ -63,6 +65,17 @@ def course_folder(kind: str, given: Path | None = None) -> Path:
     raise ValueError(f"{option[kind]} must be a folder of {what} with <lecture>/<lecture>.ipynb inside; none found "
                      f"in {where}. Pass {option[kind]} DIR, or run dp-course from the course repository (or a "
                      f"folder that holds its {kind}/)")
+
+
+def fingerprint_dir(folder: Path) -> str:
+    """A hash of every file under ``folder`` (names and contents; Jupyter's checkpoints and Python's caches left
+    out): a course built from the folder must be rebuilt when it changes."""
+    h = hashlib.sha256()
+    for p in sorted(Path(folder).rglob("*")):
+        if p.is_file() and ".ipynb_checkpoints" not in p.parts and "__pycache__" not in p.parts:
+            h.update(p.relative_to(folder).as_posix().encode())
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
 
 
 def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -203,8 +216,6 @@ def read_grades(root: Path, name: str) -> dict[str, dict[str, CellGrade]]:
 
     Grade ids are unique within an assignment's notebooks (nbgrader requires it), so one level suffices.
     """
-    from nbgrader.api import Gradebook
-
     out: dict[str, dict[str, CellGrade]] = {}
     with Gradebook(f"sqlite:///{Path(root).resolve() / 'gradebook.db'}") as gb:
         assignment = gb.find_assignment(name)

@@ -37,6 +37,7 @@ import threading
 from pathlib import Path
 
 from . import bwrap, sandbox
+from .limits import Limits
 
 __all__ = ["SANDBOX_MODES", "SandboxInfo", "probe", "grading_refusal", "closed_directory", "main"]
 
@@ -188,7 +189,7 @@ def _run_inside(bwrap_path: str, as_root: bool) -> tuple[dict | None, str]:
         stop = threading.Event()
         helpers = [threading.Thread(target=stop.wait, daemon=True) for _ in range(0 if as_root else _HOST_THREADS)]
         cmd = bwrap.command(bwrap_path, workdir=workdir, conn_dir=conn, ro_paths=sandbox.python_roots(),
-                            tmp_mb=sandbox.Limits().tmp_mb, unshare_user=not as_root)
+                            tmp_mb=Limits().tmp_mb, unshare_user=not as_root)
         cmd += ["--", sandbox.PYTHON, "-I", "-S", "-c", source, json.dumps(cfg)]
         try:
             for t in helpers:
