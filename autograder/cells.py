@@ -23,7 +23,7 @@ import copy
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
@@ -119,7 +119,8 @@ def strip_solution_markers(source: str) -> str:
 def student_version(course: Path, assignment: str, notebook: str | None = None) -> NotebookNode:
     """The released (student) notebook of an assignment in an nbgrader course directory."""
     notebook = notebook or assignment
-    return nbformat.read(Path(course) / "release" / assignment / f"{notebook}.ipynb", as_version=4)
+    return cast(NotebookNode, nbformat.read(Path(course) / "release" / assignment / f"{notebook}.ipynb",
+                                            as_version=4))
 
 
 def full_solution(release_nb: NotebookNode, source_nb: NotebookNode) -> NotebookNode:

@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
 import nbformat
 from nbgrader.api import Gradebook
@@ -95,7 +96,7 @@ def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def nbgrader(args: Sequence[str], cwd: Path, *, timeout: float | None = None,
-             check: bool = True) -> subprocess.CompletedProcess:
+             check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run ``python -m nbgrader ARGS`` in the course directory ``cwd`` and capture its output.
 
     Raises:
@@ -119,7 +120,7 @@ def header_notebook() -> nbformat.NotebookNode:
     cell["id"] = HEADER_CELL_ID
     nb = nbformat.v4.new_notebook(cells=[cell])
     nb.metadata = {}
-    return nb
+    return cast(nbformat.NotebookNode, nb)
 
 
 def _drop_header(path: Path) -> None:
@@ -186,7 +187,7 @@ def submit(root: Path, name: str, student: str,
 
 
 def autograde(root: Path, name: str, *, student: str | None = None,
-              timeout: float | None = None) -> subprocess.CompletedProcess:
+              timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``nbgrader autograde`` on assignment ``name`` for every submitted student (or only ``student``).
 
     Students missing from the gradebook are created.  Raises ``RuntimeError`` when nbgrader fails as a whole;

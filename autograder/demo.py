@@ -17,11 +17,12 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from .cells import answer_cells, full_solution, set_answer, student_version
+from .cells import answer_cells, full_solution, grade_id as cell_grade_id, set_answer, student_version
 from .course import SOLUTIONS_DIR, assignments as list_assignments, make_course
 from .grading import grade
 from .limits import Limits
@@ -43,7 +44,7 @@ def _cell(kind: str, source: str, *, grade_id: str | None = None, grade: bool = 
         if locked:
             cell.metadata["deletable"] = False
             cell.metadata["editable"] = False
-    return cell
+    return cast(NotebookNode, cell)
 
 
 def write_synthetic_assignment(solutions_dir: Path, name: str = SYNTHETIC_NAME) -> Path:
@@ -115,8 +116,8 @@ def write_synthetic_assignment(solutions_dir: Path, name: str = SYNTHETIC_NAME) 
 
 def _first_answer_stub(nb: NotebookNode, grade_id: str) -> str:
     for c in nb.cells:
-        if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
-            return c.source
+        if cell_grade_id(c) == grade_id:
+            return str(c.source)
     raise ValueError(grade_id)
 
 

@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 from . import bwrap, sandbox
 from .limits import Limits
@@ -170,7 +171,7 @@ def _uid_problem(uid: int) -> str:
     return f"an unprivileged uid cannot start the kernel's Python ({sandbox.PYTHON}){where}"
 
 
-def _run_inside(bwrap_path: str, as_root: bool) -> tuple[dict | None, str]:
+def _run_inside(bwrap_path: str, as_root: bool) -> tuple[dict[str, Any] | None, str]:
     """Run :mod:`autograder.probe_inside` in a test sandbox; (its report, or None and why it failed)."""
     source = Path(__file__).with_name("probe_inside.py").read_text()
     with tempfile.TemporaryDirectory(prefix="dpc-probe-") as tmp:

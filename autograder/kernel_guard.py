@@ -35,13 +35,13 @@ decides that).  The reports are plain dictionaries, read back by the grader with
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib
 import sys
 import threading
 import types
 from collections.abc import Callable
 from typing import Any
-import contextlib
 
 __all__ = ["LOCKED_MODULES", "WATCHED_PREFIXES", "Guard", "make_guard", "watched"]
 

@@ -126,7 +126,7 @@ def place_header(notebook: bytes) -> bytes:
     first = nb.cells[0] if nb.cells else None
     has_title = first is not None and first.cell_type == "markdown" and first.source.startswith("# ")
     nb.cells.insert(1 if has_title else 0, header)
-    return (nbformat.writes(nb) + "\n").encode("utf-8")
+    return (str(nbformat.writes(nb)) + "\n").encode("utf-8")
 
 
 def collect_release(course_root: Path, names: Iterable[str],

@@ -42,10 +42,10 @@ sys.executable = os.path.abspath(sys.executable)  # `PATH=.venv/bin:...` makes i
 
 import nbformat  # noqa: E402
 
-from autograder import course, demo  # noqa: E402
+from autograder import cells, course  # noqa: E402
 from autograder.grading import grade  # noqa: E402
 from autograder.isolation import probe  # noqa: E402
-from autograder.sandbox import Limits  # noqa: E402
+from autograder.limits import Limits  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -56,10 +56,10 @@ def make_class(scratch: Path, lectures: list[str], n: int, dest: Path, seed: int
     dest.mkdir(parents=True)
     made = {}
     for lecture in lectures:
-        release = demo.student_version(scratch, lecture)
+        release = cells.student_version(scratch, lecture)
         source = nbformat.read(course.SOLUTIONS_DIR / lecture / f"{lecture}.ipynb", as_version=4)
-        full = demo.full_solution(release, source)
-        answers = demo.answer_cells(release)
+        full = cells.full_solution(release, source)
+        answers = cells.answer_cells(release)
         stubs = {c.metadata["nbgrader"]["grade_id"]: c.source for c in release.cells
                  if c.metadata.get("nbgrader", {}).get("solution")}
         for i in range(n):
@@ -69,7 +69,7 @@ def make_class(scratch: Path, lectures: list[str], n: int, dest: Path, seed: int
                 if rng.random() < 0.7:
                     kept.append(gid)
                 else:
-                    nb = demo.set_answer(nb, gid, stubs[gid])
+                    nb = cells.set_answer(nb, gid, stubs[gid])
             student = f"s{i:02d}"
             (dest / f"{student}_{lecture}.ipynb").write_text(nbformat.writes(nb))
             made[(student, lecture)] = kept
@@ -241,7 +241,7 @@ def render(r: dict) -> str:
         "Plain nbgrader runs `nbgrader autograde <lecture>` per lecture, sequentially, unsandboxed, without "
         "feedback, with the course's `nbgrader_config.py` (nbgrader's own steps; its Execute only skips "
         "nbclient's Output-widget emulation, which stalls widget cells for a full cell timeout now and then "
-        "on busy cores: `autograder/headless.py`, jupyter/nbclient#312).  `dp-course grade --force` is timed end to end except the course set-up (built beforehand "
+        "on busy cores: `autograder/preprocessors/headless.py`, jupyter/nbclient#312).  `dp-course grade --force` is timed end to end except the course set-up (built beforehand "
         "for both): intake, sandboxed execution with the monkeypatch guard, merge into one gradebook, feedback "
         "(HTML, hidden tests stripped), grades.csv and the report.",
         "",

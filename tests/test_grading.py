@@ -202,7 +202,8 @@ def test_regrade_keeps_manual_grades_for_review(toy: hostile.Toy, graded: Graded
         gb.db.commit()
     work = tmp_path / "subs"
     shutil.copytree(subs, work)
-    _write(work / f"alice_{NAME}.ipynb", cells.set_answer(toy.full, "ex3_answer", "def count_above(v, t):\n    return 0"))
+    wrong_ex3 = "def count_above(v, t):\n    return 0"
+    _write(work / f"alice_{NAME}.ipynb", cells.set_answer(toy.full, "ex3_answer", wrong_ex3))
     again = grade(work, out, solutions_dir=toy.solutions, workers=1, limits=LIMITS, progress=False,
                   sandbox_mode=grading_sandbox)
     alice = next(r for r in again.results if r.student == "alice")

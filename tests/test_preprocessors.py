@@ -213,6 +213,6 @@ def test_settings_fingerprint_is_what_the_state_hashed_before() -> None:
 
 def test_the_guard_is_sent_from_its_file() -> None:
     code = guard_install_code("_dpc_guard_x")
-    assert GUARD_SOURCE == (Path(cells.__file__).with_name("kernel_guard.py")).read_text()
+    assert Path(cells.__file__).with_name("kernel_guard.py").read_text() == GUARD_SOURCE
     assert repr(GUARD_SOURCE) in code and code.rstrip().endswith("del _dpc_install_guard")
     compile(code, "install", "exec")   # valid Python; running it needs a shell (tests/test_kernel_guard.py)

@@ -26,7 +26,7 @@ import os
 import time
 from pathlib import Path
 from queue import Empty
-from typing import Any
+from typing import Any, cast
 
 from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -311,7 +311,7 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
             for k, v in list(data.items()):
                 if isinstance(v, str) and len(v) > cap:
                     data[k] = v[:cap] + "\n... (truncated)"
-            return super().output(outs, msg, display_id, cell_index)
+            return cast(NotebookNode | None, super().output(outs, msg, display_id, cell_index))
         if used > cap:
             if cell_index not in self._truncated:
                 self._truncated.add(cell_index)
@@ -320,7 +320,7 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
                 self._event(EventKind.OUTPUT_TRUNCATED, f"cell {cell_index} printed more than {max_kb} KiB",
                             grade_id(self.nb.cells[cell_index]))
             return None
-        return super().output(outs, msg, display_id, cell_index)
+        return cast(NotebookNode | None, super().output(outs, msg, display_id, cell_index))
 
     # ---- events ---------------------------------------------------------------------------------
 
