@@ -2,17 +2,24 @@
 
 autograder.preprocessors (hidden-test stripping, metadata clean-up), autograder.feedback (leak check, the
 summary page), autograder.report (the instructor's pages), autograder.settings (the grading configuration),
-autograder.events and autograder.cells.
+autograder.events and autograder.cells; autograder.preprocessors.safe_execute's cell loop with the kernel
+replaced by a script (the kernel itself: test_grading.py and the adversarial suite).
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import nbformat
 import pytest
+from nbclient.exceptions import DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from traitlets.config import Config
 
@@ -21,7 +28,7 @@ from autograder.events import Event, EventKind, Severity
 from autograder.feedback import fallback_feedback, leaked_hidden_lines
 from autograder.limits import Limits
 from autograder.preprocessors.drop_empty_metadata import DropEmptyNbgraderMetadata
-from autograder.preprocessors.safe_execute import GUARD_SOURCE, guard_install_code
+from autograder.preprocessors.safe_execute import GUARD_SOURCE, SafeExecute, guard_install_code
 from autograder.preprocessors.strip_hidden_tests import StripHiddenTests
 from autograder.report import write_report
 from autograder.results import GradeRun, SubmissionResult
@@ -216,3 +223,138 @@ def test_the_guard_is_sent_from_its_file() -> None:
     assert Path(cells.__file__).with_name("kernel_guard.py").read_text() == GUARD_SOURCE
     assert repr(GUARD_SOURCE) in code and code.rstrip().endswith("del _dpc_install_guard")
     compile(code, "install", "exec")   # valid Python; running it needs a shell (tests/test_kernel_guard.py)
+
+
+# --------------------------------------------------------------------------------------------------------
+# SafeExecute's cell loop, with the kernel replaced by a script (no kernel, as nbgrader's preprocessor tests)
+
+
+class _ScriptedKernel(SafeExecute):
+    """SafeExecute whose kernel is a script: ``outputs[source]`` is what a cell prints (or the exception its
+    execution raises); ``reports[i]`` is the guard's i-th report ({"fixes": [...], "notes": [...]} or None)."""
+
+    def __init__(self, outputs: dict[str, Any], reports: list[dict[str, list[str]] | None], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.script, self.guard_reports, self.guard_calls = outputs, list(reports), list[str]()
+        self.ran: list[str] = []
+
+    @contextlib.contextmanager
+    def setup_kernel(self, **kwargs: Any) -> Iterator[None]:
+        self.kc = SimpleNamespace(kernel_info=lambda: "kernel_info")
+        yield
+
+    def wait_for_reply(self, msg_id: str, cell: NotebookNode | None = None) -> dict[str, Any]:
+        return {"content": {"language_info": {"name": "python"}}}
+
+    async def _async_guard_call(self, code: str, timeout: float, report: bool = True) -> dict[str, Any] | None:
+        self.guard_calls.append(code)
+        if not report:
+            return {"fixes": [], "notes": []}
+        return self.guard_reports.pop(0) if self.guard_reports else {"fixes": [], "notes": []}
+
+    def preprocess_cell(self, cell: NotebookNode, resources: dict[str, Any],
+                        index: int) -> tuple[NotebookNode, dict[str, Any]]:
+        self.ran.append(cell.source)
+        action = self.script.get(cell.source)
+        if isinstance(action, BaseException):
+            raise action
+        if callable(action):
+            action()
+        elif action:
+            cell.outputs = list(action)
+        return cell, resources
+
+    def run(self, nb: NotebookNode, limits: Limits) -> list[Event]:
+        """The cell loop of :meth:`SafeExecute.preprocess`, without the sandbox and the kernel around it."""
+        self.nb, self.resources = nb, {}
+        self.reset_execution_trackers()
+        self.clear_before_next_output = False  # as nbclient sets it when a cell starts
+        self._events, self._out_bytes, self._truncated, self._nb_name = [], {}, set(), "nb"
+        self._limits = limits
+        self._kernel_sandbox = SimpleNamespace(workdir=Path("."))
+        self._run_cells(limits)
+        return self._events
+
+
+def _fixture_nb() -> NotebookNode:
+    answer = nbformat.v4.new_code_cell("x = 1")
+    answer.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False, "grade_id": "a",
+                                   "schema_version": 3}
+    return nbformat.v4.new_notebook(cells=[answer, _test_cell("assert x == 1", grade_id="t1"),
+                                           nbformat.v4.new_code_cell("y = 2"),
+                                           _test_cell("assert y == 2", grade_id="t2")])
+
+
+LIMITS_FAST = Limits(cell_timeout=1, notebook_timeout=1)
+
+
+def test_safe_execute_guards_only_the_instructors_cells() -> None:
+    ex = _ScriptedKernel({}, [])
+    assert ex.run(_fixture_nb(), LIMITS_FAST) == []
+    assert ex.ran == ["x = 1", "assert x == 1", "y = 2", "assert y == 2"]
+    install, *calls = ex.guard_calls
+    assert repr(GUARD_SOURCE) in install
+    assert [c.rpartition(".")[2] for c in calls] == ["before()", "after()", "before()", "after()"]  # tests only
+
+
+def test_safe_execute_without_guard_runs_no_guard() -> None:
+    ex = _ScriptedKernel({}, [], guard=False)
+    assert ex.run(_fixture_nb(), LIMITS_FAST) == [] and ex.guard_calls == []
+
+
+def test_safe_execute_a_patch_during_a_test_scores_it_zero() -> None:
+    report = {"fixes": ["numpy.isclose was replaced"], "notes": []}
+    ex = _ScriptedKernel({}, [{"fixes": [], "notes": []}, report])
+    nb = _fixture_nb()
+    events = ex.run(nb, LIMITS_FAST)
+    assert [(e.kind, e.cell) for e in events] == [(EventKind.TAMPERING_DURING_TEST, "t1")]
+    (err,) = nb.cells[1].outputs
+    assert err.ename == "GradingIntegrityError" and "numpy.isclose was replaced" in err.evalue
+    assert nb.cells[3].outputs == []
+
+
+def test_safe_execute_a_silent_guard_gives_no_verdict() -> None:
+    ex = _ScriptedKernel({}, [None])
+    nb = _fixture_nb()
+    events = ex.run(nb, LIMITS_FAST)
+    assert [e.kind for e in events] == [EventKind.GUARD_FAILED]
+    # no verdict for either test: the guard did not answer, so what ran cannot be trusted
+    assert [o.ename for c in (nb.cells[1], nb.cells[3]) for o in c.outputs] == ["GradingIntegrityError"] * 2
+
+
+def test_safe_execute_a_dead_kernel_stops_the_notebook() -> None:
+    ex = _ScriptedKernel({"assert x == 1": DeadKernelError("gone")}, [])
+    nb = _fixture_nb()
+    events = ex.run(nb, LIMITS_FAST)
+    assert [(e.kind, e.cell) for e in events] == [(EventKind.KERNEL_DIED, "t1")]
+    assert nb.cells[1].outputs[0].ename == "DeadKernelError"
+    assert [c.outputs[0].ename for c in nb.cells[2:]] == ["NotRun", "NotRun"] and ex.ran == ["x = 1", "assert x == 1"]
+
+
+def test_safe_execute_the_notebook_time_limit_stops_later_cells() -> None:
+    ex = _ScriptedKernel({"x = 1": lambda: time.sleep(0.6)}, [])
+    nb = _fixture_nb()
+    events = ex.run(nb, LIMITS_FAST)
+    assert [(e.kind, e.cell) for e in events] == [(EventKind.NOTEBOOK_TIMEOUT, "t1")]
+    assert ex.ran == ["x = 1"] and all(c.outputs[0].ename == "NotRun" for c in nb.cells[1:])
+    assert "time limit of 1 s" in nb.cells[1].outputs[0].evalue
+
+
+@pytest.mark.parametrize("ename,kind", [("CellTimeoutError", EventKind.CELL_TIMEOUT),
+                                        ("MemoryError", EventKind.MEMORY_ERROR)])
+def test_safe_execute_names_a_cell_that_failed_for_a_limit(ename: str, kind: EventKind) -> None:
+    ex = _ScriptedKernel({"y = 2": [cells.error_output(ename, "limit")]}, [])
+    assert [(e.kind, e.cell) for e in ex.run(_fixture_nb(), LIMITS_FAST)] == [(kind, None)]
+
+
+def test_safe_execute_caps_the_output_of_a_cell() -> None:
+    ex = _ScriptedKernel({}, [])
+    ex.run(_fixture_nb(), Limits(cell_timeout=1, notebook_timeout=1, max_output_kb=1))
+    outs: list[NotebookNode] = []
+    line = {"msg_type": "stream", "header": {"msg_type": "stream"}, "parent_header": {"msg_id": "m"},
+            "content": {"name": "stdout", "text": "x" * 400}}
+    for _ in range(5):  # 2000 bytes: the third message goes over 1 KiB
+        ex.output(outs, copy.deepcopy(line), None, 1)
+    text = "".join(o.text for o in outs)
+    assert text.count("x") == 800 and text.endswith("[grader: output truncated after 1 KiB]\n")
+    assert [(e.kind, e.cell) for e in ex._events] == [(EventKind.OUTPUT_TRUNCATED, "t1")]
