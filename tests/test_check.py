@@ -16,6 +16,7 @@ import pytest
 from adversarial import hostile
 from autograder import cells, checking, cli, demo, sandbox
 from autograder.checking import check_notebook, find_assignment
+from autograder.events import EventKind
 from autograder.plaintext import markdown_to_text
 from autograder.limits import Limits
 
@@ -190,7 +191,7 @@ def test_a_kernel_that_cannot_start_is_explained(setup, monkeypatch, capsys):
     text = res.render()
     assert "could not be checked: the Python kernel that runs it did not start" in text
     assert "This is not caused by your notebook. What to do:" in text and "above traceback" not in text
-    ev = [e for e in res.events if e["kind"] == "kernel_start_failed"]
-    assert len(ev) == 1 and "run dp-course grade again" in ev[0]["detail"]
+    ev = [e for e in res.events if e.kind is EventKind.KERNEL_START_FAILED]
+    assert len(ev) == 1 and "run dp-course grade again" in ev[0].detail
     rc = cli.main(["check", str(base / "mine.ipynb"), "--notebooks", str(notebooks), "--sandbox", "none"])
     assert rc == 2 and "did not start" in capsys.readouterr().out
