@@ -4,7 +4,8 @@
 (``notebooks/``) -- never from ``solutions/`` -- so the hidden tests are not on the student's machine and the
 check cannot see them.  It then grades the notebook exactly as ``dp-course grade`` does: nbgrader's
 ``autograde`` with the same sanitising (test cells restored from the release), the same sandboxed
-execution, limits and guard (:class:`autograder.grading.SafeExecute`).  The result lists, per exercise,
+execution, limits and guard (:class:`autograder.preprocessors.safe_execute.SafeExecute`, configured by
+:func:`autograder.settings.grading_config`).  The result lists, per exercise,
 each test cell (visible part) as passed or failed, with the assertion message and the points at stake.
 
 Passing every visible test does not guarantee full marks: the hidden tests run when the instructor grades.
@@ -13,7 +14,6 @@ Passing every visible test does not guarantee full marks: the hidden tests run w
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import re
@@ -22,14 +22,23 @@ import sys
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any
 
 import nbformat
+from nbformat.notebooknode import NotebookNode
+from nbgrader.api import Gradebook
+from nbgrader.apps.api import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
 
 from . import isolation
-from .course import NOTEBOOKS_DIR, make_course
+from .cells import grade_id, grade_ids, is_manual_cell, nbgrader_meta, strip_ansi
+from .course import NOTEBOOKS_DIR, fingerprint_dir, make_course
+from .diagnostics import last_error
+from .events import Event, EventKind
+from .intake import check_notebook_bytes
+from .kernels import prepare_mpl_cache
+from .limits import Limits
 from .plaintext import latex_to_text, markdown_to_text
-from .sandbox import Limits
+from .settings import GradingSettings, course_config, grading_config, write_grading_config
 
 __all__ = ["CheckedTest", "CheckResult", "find_assignment", "check_notebook"]
 
@@ -53,7 +62,7 @@ class CheckResult:
     assignment: str
     notebook: str
     tests: list[CheckedTest]
-    events: list[dict[str, Any]]
+    events: list[Event]
     sandboxed: bool
     filename: str = ""
 
@@ -73,14 +82,12 @@ class CheckResult:
     def kernel_failed(self) -> str | None:
         """Why the notebook could not be run at all (its kernel did not start), or ``None``."""
         for e in self.events:
-            if e["kind"] == "kernel_start_failed":
-                return str(e.get("reason") or e["detail"])
+            if e.kind is EventKind.KERNEL_START_FAILED:
+                return e.reason or e.detail
         return None
 
     def render(self) -> str:
         """The report printed to the student (plain text: LaTeX maths shown as Unicode)."""
-        from .grading import EVENT_KINDS
-
         name = self.filename or self.notebook + ".ipynb"
         if self.kernel_failed:
             return "\n".join([
@@ -103,35 +110,28 @@ class CheckResult:
                 mark = "PASS" if t.passed else "FAIL"
                 message = f": {latex_to_text(t.message)}" if t.message else ""
                 lines.append(f"  [{mark}] {t.grade_id} ({pts}){message}")
-        probs = [e for e in self.events if EVENT_KINDS.get(e["kind"], ("info",))[0] in ("error", "flag")
-                 and e["kind"] not in ("sandbox_off", "suspicious_code")]
+        probs = [e for e in self.events if e.kind.reported and e.kind is not EventKind.SUSPICIOUS_CODE]
         if probs:
             lines += ["", "Problems while running your notebook:"]
-            lines += [f"  - {EVENT_KINDS.get(e['kind'], ('', e['kind']))[1]}: {latex_to_text(e['detail'][:300])}"
-                      for e in probs]
+            lines += [f"  - {e.title}: {latex_to_text(e.detail[:300])}" for e in probs]
         lines += ["", f"Visible tests passed: {self.passed_points:g} of {self.auto_points:g} autograded points.",
                   "Hidden tests also count when your notebook is graded; passing the visible ones is "
                   "necessary, not sufficient."]
         return "\n".join(lines)
 
 
-def _grade_ids(nb) -> set[str]:
-    return {c.metadata["nbgrader"]["grade_id"] for c in nb.cells
-            if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")}
-
-
-def find_assignment(nb, filename: str, notebooks_dir: Path = NOTEBOOKS_DIR) -> tuple[str, str]:
+def find_assignment(nb: NotebookNode, filename: str, notebooks_dir: Path = NOTEBOOKS_DIR) -> tuple[str, str]:
     """(assignment, notebook) of a student notebook: by its cells' grade ids, else by its file name.
 
     Raises:
         ValueError: no released notebook matches.
     """
     candidates = sorted(Path(notebooks_dir).glob("*/*.ipynb"))
-    ids = _grade_ids(nb)
+    ids = grade_ids(nb)
     best, best_score = None, 0.0
     for path in candidates:
         try:
-            rel_ids = _grade_ids(nbformat.read(path, as_version=4))
+            rel_ids = grade_ids(nbformat.read(path, as_version=4))
         except Exception:
             continue
         if not rel_ids:
@@ -158,13 +158,8 @@ def _cache_root() -> Path:
 
 def _check_course(assignment: str, notebooks_dir: Path) -> Path:
     """An nbgrader course built from the released notebook (cached by the release's content)."""
-    src = Path(notebooks_dir) / assignment
-    h = hashlib.sha256()
-    for p in sorted(src.rglob("*")):
-        if p.is_file():
-            h.update(p.relative_to(src).as_posix().encode())
-            h.update(p.read_bytes())
-    cached = _cache_root() / f"{assignment}-{h.hexdigest()[:16]}"
+    fingerprint = fingerprint_dir(Path(notebooks_dir) / assignment)
+    cached = _cache_root() / f"{assignment}-{fingerprint[:16]}"
     if not (cached / "gradebook.db").is_file():
         tmp = Path(tempfile.mkdtemp(prefix="dpc-check-build-"))
         try:
@@ -195,13 +190,6 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
         ValueError: the file is missing, too large, not a notebook, or matches no lecture.
         RuntimeError: ``sandbox_mode="bwrap"`` but no sandbox works here (the message says why).
     """
-    from nbgrader.api import Gradebook
-    from nbgrader.apps.api import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config.loader import PyFileConfigLoader
-
-    from . import grading
-
     limits = limits or Limits()
     notebook = Path(notebook)
     if not notebook.is_file():
@@ -210,7 +198,7 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
     if size > limits.max_notebook_mb * 1024 * 1024:
         raise ValueError(f"notebook must be at most {limits.max_notebook_mb:g} MB, got {size / 1e6:.1f} MB "
                          "(clear the outputs: Edit > Clear Outputs of All Cells, then save)")
-    kind, problem, nb = grading._check_notebook_bytes(notebook.read_bytes())
+    kind, problem, nb = check_notebook_bytes(notebook.read_bytes())
     if kind or nb is None:
         raise ValueError(f"notebook must be a valid Jupyter notebook: {problem}")
     if assignment is None:
@@ -230,15 +218,15 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
         root.mkdir()
         for sub in ("source", "release"):
             shutil.copytree(cached / sub, root / sub)
-        shutil.copyfile(cached / "gradebook.db", root / "gradebook.db")
-        extra = grading.grading_config(limits=limits, sandbox_mode=info.mode, events_dir=Path(tmp) / "events",
-                                       mpl_cache=grading.prepare_mpl_cache(_cache_root() / "matplotlib"))
-        (root / "nbgrader_config.py").write_text((cached / "nbgrader_config.py").read_text() + extra)
+        for name in ("gradebook.db", "nbgrader_config.py"):
+            shutil.copyfile(cached / name, root / name)
+        write_grading_config(root, grading_config(GradingSettings(limits, info.mode), course_config(root),
+                                                  events_dir=Path(tmp) / "events",
+                                                  mpl_cache=prepare_mpl_cache(_cache_root() / "matplotlib")))
         dest = root / "submitted" / _STUDENT / assignment
         dest.mkdir(parents=True)
         shutil.copyfile(notebook, dest / f"{nb_name}.ipynb")
-        config = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
-        config.CourseDirectory.root = str(root)
+        config = course_config(root)
         cwd = os.getcwd()
         os.chdir(root)
         try:
@@ -249,15 +237,15 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
         finally:
             os.chdir(cwd)
         if not res.get("success"):
-            raise ValueError(f"notebook could not be checked: {grading._last_error(res)}")
+            raise ValueError(f"notebook could not be checked: {last_error(res)}")
         graded = nbformat.read(root / "autograded" / _STUDENT / assignment / f"{nb_name}.ipynb", as_version=4)
         with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
             sub = gb.find_submission_notebook(nb_name, assignment, _STUDENT)
             scores = {g.name: (g.auto_score, float(g.max_score)) for g in sub.grades}
-        events: list[dict[str, Any]] = []
+        events: list[Event] = []
         ev_file = Path(tmp) / "events" / _STUDENT / assignment / f"{nb_name}.json"
         if ev_file.is_file():
-            events = json.loads(ev_file.read_text()).get("events", [])
+            events = [Event.from_json(e) for e in json.loads(ev_file.read_text()).get("events", [])]
     release_nb = nbformat.read(Path(notebooks_dir) / assignment / f"{nb_name}.ipynb", as_version=4)
     messages = _messages(graded)
     tests: list[CheckedTest] = []
@@ -267,12 +255,11 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
             m = _HEADING.search(str(cell.source))
             if m:
                 exercise = markdown_to_text(m.group(1))
-        meta = cell.metadata.get("nbgrader") or {}
-        gid = meta.get("grade_id")
-        if not gid or not meta.get("grade") or gid not in scores:
+        gid = grade_id(cell)
+        if not gid or not nbgrader_meta(cell).get("grade") or gid not in scores:
             continue
         auto, max_score = scores[gid]
-        if meta.get("solution"):  # a written answer: graded by hand
+        if is_manual_cell(cell):  # a written answer: graded by hand
             tests.append(CheckedTest(exercise, gid, max_score, None, ""))
             continue
         passed = auto is not None and auto >= max_score - 1e-9
@@ -280,17 +267,16 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
     return CheckResult(assignment, nb_name, tests, events, info.isolated, notebook.name)
 
 
-def _messages(nb) -> dict[str, str]:
+def _messages(nb: NotebookNode) -> dict[str, str]:
     """The first error of each test cell: ``Name: message`` (the assertion message written for students)."""
     out = {}
-    ansi = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
     for c in nb.cells:
-        gid = (c.get("metadata", {}).get("nbgrader") or {}).get("grade_id")
+        gid = grade_id(c)
         if not gid or c.cell_type != "code":
             continue
         for o in c.get("outputs", []):
             if o.get("output_type") == "error":
-                ename, evalue = o.get("ename", "Error"), ansi.sub("", str(o.get("evalue", ""))).strip()
+                ename, evalue = o.get("ename", "Error"), strip_ansi(str(o.get("evalue", ""))).strip()
                 if ename == "NotImplementedError" and not evalue:
                     out[gid] = "not answered yet (the answer cell still raises NotImplementedError)"
                 else:

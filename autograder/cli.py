@@ -7,11 +7,21 @@ Each subcommand has ``--help`` with examples.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
+
+from . import isolation, release
+from .checking import check_notebook
+from .course import SOLUTIONS_DIR, assignments, course_folder
+from .demo import run_demo
+from .grading import grade
+from .limits import Limits
 
 __all__ = ["main", "build_parser"]
+
+_DEFAULTS = Limits()
 
 _DESCRIPTION = """\
 The differential-privacy course kit.
@@ -75,16 +85,16 @@ examples:
 """
 
 
-def _add_limits(p: argparse.ArgumentParser, *, cell: float, notebook: float, sandbox: bool = True) -> None:
+def _add_limits(p: argparse.ArgumentParser, *, sandbox: bool = True) -> None:
     g = p.add_argument_group("limits")
-    g.add_argument("--cell-timeout", type=float, default=cell, metavar="S",
-                   help=f"seconds one cell may run (default {cell:g})")
-    g.add_argument("--notebook-timeout", type=float, default=notebook, metavar="S",
-                   help=f"seconds a whole notebook may run (default {notebook:g})")
-    g.add_argument("--memory-mb", type=int, default=3072, metavar="MB",
-                   help="address-space limit of each kernel (default 3072)")
-    g.add_argument("--max-notebook-mb", type=float, default=20.0, metavar="MB",
-                   help="larger notebook files are not opened (default 20)")
+    g.add_argument("--cell-timeout", type=float, default=_DEFAULTS.cell_timeout, metavar="S",
+                   help=f"seconds one cell may run (default {_DEFAULTS.cell_timeout:g})")
+    g.add_argument("--notebook-timeout", type=float, default=_DEFAULTS.notebook_timeout, metavar="S",
+                   help=f"seconds a whole notebook may run (default {_DEFAULTS.notebook_timeout:g})")
+    g.add_argument("--memory-mb", type=int, default=_DEFAULTS.memory_mb, metavar="MB",
+                   help=f"address-space limit of each kernel (default {_DEFAULTS.memory_mb})")
+    g.add_argument("--max-notebook-mb", type=float, default=_DEFAULTS.max_notebook_mb, metavar="MB",
+                   help=f"larger notebook files are not opened (default {_DEFAULTS.max_notebook_mb:g})")
     if sandbox:
         g.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
                        help="auto: the sandbox if it works here, else limits only (with a note); "
@@ -122,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-feedback", action="store_true",
                    help="skip the per-student HTML feedback (faster; grades and report only)")
-    _add_limits(p, cell=60, notebook=600, sandbox=False)
+    _add_limits(p, sandbox=False)
     g = p.add_argument_group("safety")
     g.add_argument("--no-sandbox", action="store_true",
                    help="UNSAFE: run the submissions even where no sandbox works (they can then read your files "
@@ -136,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--notebooks", type=Path, default=None, metavar="DIR",
                    help="the released student notebooks (default: the course repository's notebooks/, "
                         "else ./notebooks)")
-    _add_limits(p, cell=60, notebook=600)
+    _add_limits(p)
 
     p = sub.add_parser("demo", help="grade a sample class in a temporary course", epilog=_DEMO_EXAMPLES,
                        formatter_class=fmt, description="The end-to-end example: build a course, make "
@@ -152,31 +162,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _limits(args: argparse.Namespace):
-    from .sandbox import Limits
-
+def _limits(args: argparse.Namespace) -> Limits:
     return Limits(cell_timeout=args.cell_timeout, notebook_timeout=args.notebook_timeout,
                   memory_mb=args.memory_mb, max_notebook_mb=args.max_notebook_mb)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``dp-course``; returns the exit status."""
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # slow optional import
+    """Entry point of ``dp-course``; returns the exit status.
+
+    While it runs, the kit's status lines (the ``autograder`` logger, INFO and up) go to stderr.
+    """
     args = build_parser().parse_args(argv)
+    logger = logging.getLogger("autograder")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        return _run(args)
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         if args.command == "release":
-            from . import release
-            from .course import SOLUTIONS_DIR, assignments
-
             if not assignments(SOLUTIONS_DIR):
                 raise ValueError("release regenerates notebooks/ from solutions/ in the course repository, and "
                                  f"{SOLUTIONS_DIR} holds no lecture: run it from a checkout "
                                  "(python3 run.py course release)")
             return release.main([*args.lectures, *(["--check"] if args.check else [])])
         if args.command == "grade":
-            from .course import course_folder
-            from .grading import grade
-
             run = grade(args.submissions, args.output, solutions_dir=course_folder("solutions", args.solutions),
                         assignments=args.assignment, workers=args.workers, limits=_limits(args),
                         sandbox_mode="none" if args.no_sandbox else "bwrap", force=args.force,
@@ -194,12 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                       "see the report")
             return 0
         if args.command == "check":
-            from .checking import check_notebook
-            from .course import course_folder
-            from .isolation import probe
-
             notebooks = course_folder("notebooks", args.notebooks)
-            info = probe(args.sandbox)
+            info = isolation.probe(args.sandbox)
             if not info.isolated and args.sandbox != "none":
                 print("note: no sandbox on this machine, so your notebook runs as your user with time limits only "
                       f"(fine for your own code). Why: {'; '.join(info.problems)}", file=sys.stderr)
@@ -210,8 +226,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             return 0 if result.all_passed else 1
         if args.command == "demo":
-            from .demo import run_demo
-
             run_demo(workdir=args.dir, synthetic=args.synthetic, assignment=args.assignment,
                      workers=args.workers, cell_timeout=args.cell_timeout, sandbox_mode=args.sandbox)
             return 0

@@ -6,6 +6,7 @@ Everything that runs nbgrader (the release, the grader, the student self-check, 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -13,8 +14,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterable, Mapping, Sequence
+from typing import cast
 
 import nbformat
+from nbgrader.api import Gradebook
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS_DIR = REPO_ROOT / "solutions"
@@ -28,7 +31,7 @@ HEADER_CELL_ID = "how-to-use-this-notebook"
 
 __all__ = ["REPO_ROOT", "SOLUTIONS_DIR", "NOTEBOOKS_DIR", "CONFIG_FILE", "HEADER_TEMPLATE", "HEADER_NOTEBOOK",
            "HEADER_CELL_ID", "assignments", "course_folder", "subprocess_env", "nbgrader", "header_notebook",
-           "make_course", "submit", "autograde", "CellGrade", "read_grades"]
+           "make_course", "submit", "autograde", "CellGrade", "read_grades", "fingerprint_dir"]
 
 
 def assignments(solutions_dir: Path = SOLUTIONS_DIR) -> list[str]:
@@ -65,6 +68,17 @@ def course_folder(kind: str, given: Path | None = None) -> Path:
                      f"folder that holds its {kind}/)")
 
 
+def fingerprint_dir(folder: Path) -> str:
+    """A hash of every file under ``folder`` (names and contents; Jupyter's checkpoints and Python's caches left
+    out): a course built from the folder must be rebuilt when it changes."""
+    h = hashlib.sha256()
+    for p in sorted(Path(folder).rglob("*")):
+        if p.is_file() and ".ipynb_checkpoints" not in p.parts and "__pycache__" not in p.parts:
+            h.update(p.relative_to(folder).as_posix().encode())
+            h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
 def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """Environment for nbgrader subprocesses: this interpreter's ``bin`` first on PATH.
 
@@ -82,7 +96,7 @@ def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def nbgrader(args: Sequence[str], cwd: Path, *, timeout: float | None = None,
-             check: bool = True) -> subprocess.CompletedProcess:
+             check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run ``python -m nbgrader ARGS`` in the course directory ``cwd`` and capture its output.
 
     Raises:
@@ -106,7 +120,7 @@ def header_notebook() -> nbformat.NotebookNode:
     cell["id"] = HEADER_CELL_ID
     nb = nbformat.v4.new_notebook(cells=[cell])
     nb.metadata = {}
-    return nb
+    return cast(nbformat.NotebookNode, nb)
 
 
 def _drop_header(path: Path) -> None:
@@ -173,7 +187,7 @@ def submit(root: Path, name: str, student: str,
 
 
 def autograde(root: Path, name: str, *, student: str | None = None,
-              timeout: float | None = None) -> subprocess.CompletedProcess:
+              timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``nbgrader autograde`` on assignment ``name`` for every submitted student (or only ``student``).
 
     Students missing from the gradebook are created.  Raises ``RuntimeError`` when nbgrader fails as a whole;
@@ -203,8 +217,6 @@ def read_grades(root: Path, name: str) -> dict[str, dict[str, CellGrade]]:
 
     Grade ids are unique within an assignment's notebooks (nbgrader requires it), so one level suffices.
     """
-    from nbgrader.api import Gradebook
-
     out: dict[str, dict[str, CellGrade]] = {}
     with Gradebook(f"sqlite:///{Path(root).resolve() / 'gradebook.db'}") as gb:
         assignment = gb.find_assignment(name)

@@ -5,7 +5,8 @@ when there is none, from a tiny built-in assignment), writes a handful of submis
 an untouched notebook, a partly wrong one and a few hostile ones -- grades them with the same code as
 ``dp-course grade`` and prints the grade table and where the report is.
 
-The helpers that make submissions from a source notebook are public: the tests and the benchmark use them.
+The helpers that make submissions from a source notebook live in :mod:`autograder.cells`; the tests and the
+benchmark use them and :func:`write_synthetic_assignment` too.
 """
 
 from __future__ import annotations
@@ -14,20 +15,21 @@ import copy
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import cast
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from .course import SOLUTIONS_DIR, assignments as list_assignments
+from .cells import answer_cells, full_solution, grade_id as cell_grade_id, set_answer, student_version
+from .course import SOLUTIONS_DIR, assignments as list_assignments, make_course
+from .grading import grade
+from .limits import Limits
 
-__all__ = ["SYNTHETIC_NAME", "write_synthetic_assignment", "strip_solution_markers", "student_version",
-           "full_solution", "set_answer", "answer_cells", "HOSTILE", "make_demo_submissions", "run_demo"]
+__all__ = ["SYNTHETIC_NAME", "write_synthetic_assignment", "HOSTILE", "make_demo_submissions", "run_demo"]
 
 SYNTHETIC_NAME = "00_toy"
-
-_BEGIN, _END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
 def _cell(kind: str, source: str, *, grade_id: str | None = None, grade: bool = False, solution: bool = False,
@@ -42,7 +44,7 @@ def _cell(kind: str, source: str, *, grade_id: str | None = None, grade: bool = 
         if locked:
             cell.metadata["deletable"] = False
             cell.metadata["editable"] = False
-    return cell
+    return cast(NotebookNode, cell)
 
 
 def write_synthetic_assignment(solutions_dir: Path, name: str = SYNTHETIC_NAME) -> Path:
@@ -109,59 +111,13 @@ def write_synthetic_assignment(solutions_dir: Path, name: str = SYNTHETIC_NAME) 
 
 
 # ----------------------------------------------------------------------------------------------------
-# Making submissions from notebooks
-
-
-def strip_solution_markers(source: str) -> str:
-    """The solution code of a source cell, without the ``### BEGIN/END SOLUTION`` lines."""
-    return "\n".join(line for line in source.split("\n") if _BEGIN not in line and _END not in line)
-
-
-def answer_cells(nb: NotebookNode) -> list[str]:
-    """grade_ids of the code answer cells (autograded solution cells) in order."""
-    return [c.metadata["nbgrader"]["grade_id"] for c in nb.cells
-            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
-
-
-def student_version(course: Path, assignment: str, notebook: str | None = None) -> NotebookNode:
-    """The released (student) notebook of an assignment in an nbgrader course directory."""
-    notebook = notebook or assignment
-    return nbformat.read(Path(course) / "release" / assignment / f"{notebook}.ipynb", as_version=4)
-
-
-def full_solution(release_nb: NotebookNode, source_nb: NotebookNode) -> NotebookNode:
-    """The release notebook with every answer cell filled in from the source (what a perfect student hands in)."""
-    nb = copy.deepcopy(release_nb)
-    sources = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source_nb.cells
-               if c.metadata.get("nbgrader", {}).get("solution")}
-    for c in nb.cells:
-        gid = c.metadata.get("nbgrader", {}).get("grade_id")
-        if c.metadata.get("nbgrader", {}).get("solution") and gid in sources:
-            c.source = strip_solution_markers(sources[gid]) if c.cell_type == "code" else sources[gid]
-    return nb
-
-
-def set_answer(nb: NotebookNode, grade_id: str, source: str, *, mode: str = "replace") -> NotebookNode:
-    """Return a copy of ``nb`` whose cell ``grade_id`` is replaced by / prefixed with / followed by ``source``."""
-    nb = copy.deepcopy(nb)
-    for c in nb.cells:
-        if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
-            if mode == "replace":
-                c.source = source
-            elif mode == "prepend":
-                c.source = source + "\n" + c.source
-            elif mode == "append":
-                c.source = c.source + "\n" + source
-            else:
-                raise ValueError(f"mode must be one of ('replace', 'prepend', 'append'), got {mode!r}")
-            return nb
-    raise ValueError(f"grade_id must name a cell of the notebook, got {grade_id!r}")
+# The demo class
 
 
 def _first_answer_stub(nb: NotebookNode, grade_id: str) -> str:
     for c in nb.cells:
-        if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
-            return c.source
+        if cell_grade_id(c) == grade_id:
+            return str(c.source)
     raise ValueError(grade_id)
 
 
@@ -187,7 +143,7 @@ def make_demo_submissions(course: Path, assignment: str, source_nb: NotebookNode
     dest.mkdir(parents=True, exist_ok=True)
     release = student_version(course, assignment)
     full = full_solution(release, source_nb)
-    answers = answer_cells(release)
+    answers = list(answer_cells(release))
     made: dict[str, str] = {}
 
     def put(student: str, nb: NotebookNode | str, what: str) -> None:
@@ -206,7 +162,7 @@ def make_demo_submissions(course: Path, assignment: str, source_nb: NotebookNode
     if hostile and answers:
         secrets = [str(p) for p in (*(secret_paths or ()), SOLUTIONS_DIR, Path(course) / "gradebook.db",
                                     Path(course) / "source")]
-        for i, (key, (what, code)) in enumerate(HOSTILE.items()):
+        for i, (what, code) in enumerate(HOSTILE.values()):
             code = code.replace("SECRETS", repr(secrets))
             put(f"mallory{i + 1}", set_answer(full, answers[0], code, mode="prepend"), f"hostile: {what}")
     return made
@@ -217,8 +173,7 @@ def make_demo_submissions(course: Path, assignment: str, source_nb: NotebookNode
 
 
 def run_demo(*, workdir: Path | None = None, synthetic: bool = False, assignment: str | None = None,
-             workers: int | None = None, cell_timeout: float = 10.0, keep: bool = True,
-             sandbox_mode: str = "auto", out: Callable[[str], None] | None = None) -> Path:
+             workers: int | None = None, cell_timeout: float = 10.0, sandbox_mode: str = "auto") -> Path:
     """Build a temporary course, grade a sample class, print the grade table; returns the output folder.
 
     Args:
@@ -227,18 +182,11 @@ def run_demo(*, workdir: Path | None = None, synthetic: bool = False, assignment
         assignment: which lecture to use (default: the first one).
         workers: parallel graders (default: number of cores).
         cell_timeout: seconds per cell (the hostile loops run into it).
-        keep: keep the folder (otherwise only the returned path's report is meaningful until exit).
         sandbox_mode: ``auto``, ``bwrap`` or ``none``.
-        out: where to print (default: stdout).
 
     Raises:
         ValueError: unknown ``assignment`` or a bad limit.
     """
-    from .course import make_course
-    from .grading import grade
-    from .sandbox import Limits
-
-    say = out or (lambda s: print(s, flush=True))
     t0 = time.monotonic()
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="dp-course-demo-"))
     base.mkdir(parents=True, exist_ok=True)
@@ -247,14 +195,14 @@ def run_demo(*, workdir: Path | None = None, synthetic: bool = False, assignment
         shutil.rmtree(sols, ignore_errors=True)
         write_synthetic_assignment(sols)
         name = SYNTHETIC_NAME
-        say(f"demo: using the built-in toy assignment {name}")
+        print(f"demo: using the built-in toy assignment {name}", flush=True)
     else:
         sols = SOLUTIONS_DIR
         names = list_assignments(sols)
         name = assignment or names[0]
         if name not in names:
             raise ValueError(f"assignment must be one of {names}, got {name!r}")
-        say(f"demo: using the lecture {name}")
+        print(f"demo: using the lecture {name}", flush=True)
     source_nb = nbformat.read(sols / name / f"{name}.ipynb", as_version=4)
     scratch = base / "release-course"
     shutil.rmtree(scratch, ignore_errors=True)
@@ -263,17 +211,17 @@ def run_demo(*, workdir: Path | None = None, synthetic: bool = False, assignment
     shutil.rmtree(subs, ignore_errors=True)
     made = make_demo_submissions(scratch, name, source_nb, subs,
                                  secret_paths=[sols / name, base / "graded" / "course" / "gradebook.db"])
-    say(f"demo: {len(made)} submissions in {subs}:")
+    print(f"demo: {len(made)} submissions in {subs}:", flush=True)
     for student, what in made.items():
-        say(f"  {student:10s} {what}")
+        print(f"  {student:10s} {what}", flush=True)
     limits = Limits(cell_timeout=cell_timeout, notebook_timeout=max(120.0, 12 * cell_timeout))
     run = grade(subs, base / "graded", solutions_dir=sols, assignments=[name], workers=workers, limits=limits,
                 sandbox_mode=sandbox_mode, force=True)
-    say("")
-    say(run.table())
-    say("")
-    say(f"demo: finished in {time.monotonic() - t0:.0f} s")
-    say(f"  report:   {run.report_html}")
-    say(f"  grades:   {run.grades_csv}")
-    say(f"  feedback: {base / 'graded' / 'feedback'}")
+    print("", flush=True)
+    print(run.table(), flush=True)
+    print("", flush=True)
+    print(f"demo: finished in {time.monotonic() - t0:.0f} s", flush=True)
+    print(f"  report:   {run.report_html}", flush=True)
+    print(f"  grades:   {run.grades_csv}", flush=True)
+    print(f"  feedback: {base / 'graded' / 'feedback'}", flush=True)
     return base / "graded"

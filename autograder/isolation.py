@@ -35,8 +35,10 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 from . import bwrap, sandbox
+from .limits import Limits
 
 __all__ = ["SANDBOX_MODES", "SandboxInfo", "probe", "grading_refusal", "closed_directory", "main"]
 
@@ -169,7 +171,7 @@ def _uid_problem(uid: int) -> str:
     return f"an unprivileged uid cannot start the kernel's Python ({sandbox.PYTHON}){where}"
 
 
-def _run_inside(bwrap_path: str, as_root: bool) -> tuple[dict | None, str]:
+def _run_inside(bwrap_path: str, as_root: bool) -> tuple[dict[str, Any] | None, str]:
     """Run :mod:`autograder.probe_inside` in a test sandbox; (its report, or None and why it failed)."""
     source = Path(__file__).with_name("probe_inside.py").read_text()
     with tempfile.TemporaryDirectory(prefix="dpc-probe-") as tmp:
@@ -188,7 +190,7 @@ def _run_inside(bwrap_path: str, as_root: bool) -> tuple[dict | None, str]:
         stop = threading.Event()
         helpers = [threading.Thread(target=stop.wait, daemon=True) for _ in range(0 if as_root else _HOST_THREADS)]
         cmd = bwrap.command(bwrap_path, workdir=workdir, conn_dir=conn, ro_paths=sandbox.python_roots(),
-                            tmp_mb=sandbox.Limits().tmp_mb, unshare_user=not as_root)
+                            tmp_mb=Limits().tmp_mb, unshare_user=not as_root)
         cmd += ["--", sandbox.PYTHON, "-I", "-S", "-c", source, json.dumps(cfg)]
         try:
             for t in helpers:

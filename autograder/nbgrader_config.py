@@ -34,9 +34,10 @@ c.GenerateAssignment.preprocessors = [
 c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
 # nbgrader's default autograde steps, with its Execute replaced by one that does not emulate the Output
-# widget: that emulation stalls widget cells for a whole cell timeout now and then (autograder/headless.py).
+# widget: that emulation stalls widget cells for a whole cell timeout now and then
+# (autograder/preprocessors/headless.py).
 c.Autograde.autograde_preprocessors = [
-    "autograder.headless.Execute",
+    "autograder.preprocessors.headless.Execute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

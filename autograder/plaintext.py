@@ -23,7 +23,7 @@ _RELATIONS = re.compile(r"\s*([≤≥≈≠→⇒∈∉⊆<>=])\s*")
 _CONVERTER = LatexNodes2Text(math_mode="text", strict_latex_spaces=False)
 
 
-def _group(match: re.Match) -> str:
+def _group(match: re.Match[str]) -> str:
     """``^{...}`` / ``_{...}``: converted, in parentheses when longer than a character (e^{kε} -> e^(kε))."""
     inner = _CONVERTER.latex_to_text(match.group(2)).strip()
     return f"{match.group(1)}({inner})" if len(inner) > 1 else f"{match.group(1)}{inner}"

@@ -26,13 +26,14 @@ import socket
 import subprocess
 import sys
 import threading
+from typing import Any
 
 _FIND_IPYKERNEL = "import importlib.util as u, sys; sys.exit(0 if u.find_spec('ipykernel') else 3)"
 
 
 def python_problem(python: str, uid: int | None) -> str:
     """Empty if ``python`` starts (as ``uid`` when given) and finds ipykernel, else the reason."""
-    kwargs: dict = {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
+    kwargs: dict[str, Any] = {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
     try:
         proc = subprocess.run([python, "-I", "-c", _FIND_IPYKERNEL], capture_output=True, text=True, timeout=60,
                               cwd="/", **kwargs)
@@ -69,7 +70,7 @@ def nproc_scoped(limit: int, threads: int) -> bool:
 
 def main(argv: list[str]) -> int:
     cfg = json.loads(argv[1])
-    out: dict = {"pid": os.getpid(), "uid": os.getuid()}
+    out: dict[str, Any] = {"pid": os.getpid(), "uid": os.getuid()}
     try:
         socket.create_connection(("127.0.0.1", int(cfg["port"])), timeout=2).close()
         out["net"] = True

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 
 import nbformat
 
+from .cells import is_test_cell, nbgrader_meta
 from .course import HEADER_CELL_ID, NOTEBOOKS_DIR, SOLUTIONS_DIR, assignments, make_course
 
 __all__ = ["IGNORED", "INDEX_FILE", "place_header", "release_files", "collect_release", "render_index", "diff",
@@ -66,13 +67,11 @@ def _title_and_points(notebook_path: Path) -> tuple[str, float, float]:
                 if line.startswith("# "):
                     title, found_title = line[2:].strip(), True
                     break
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if meta.get("grade"):
-            points = float(meta.get("points", 0))
-            if meta.get("solution") or cell["cell_type"] == "markdown":
-                manual += points
-            else:
-                auto += points
+        meta = nbgrader_meta(cell)
+        if is_test_cell(cell):
+            auto += float(meta.get("points", 0))
+        elif meta.get("grade"):  # a written answer, or code graded by hand
+            manual += float(meta.get("points", 0))
     return title, auto, manual
 
 
@@ -127,7 +126,7 @@ def place_header(notebook: bytes) -> bytes:
     first = nb.cells[0] if nb.cells else None
     has_title = first is not None and first.cell_type == "markdown" and first.source.startswith("# ")
     nb.cells.insert(1 if has_title else 0, header)
-    return (nbformat.writes(nb) + "\n").encode("utf-8")
+    return (str(nbformat.writes(nb)) + "\n").encode("utf-8")
 
 
 def collect_release(course_root: Path, names: Iterable[str],

@@ -24,8 +24,9 @@ program in the kernelspec, which applies, from the outside in:
 Without a sandbox the kernel runs with layers 2-5 (2 only as root), in a private copy of the assignment's
 files; :mod:`autograder.isolation` describes what was in place.  The cell and notebook time limits, the output
 caps and the defence against monkeypatching are applied by the executing preprocessor
-(:class:`autograder.grading.SafeExecute`).  This module imports only the standard library: the launcher
-starts once per kernel.
+(:class:`autograder.preprocessors.safe_execute.SafeExecute`), which starts kernels through
+:class:`autograder.kernels.KernelSandbox`.  The limits are :class:`autograder.limits.Limits`.  This module
+imports only the standard library: the launcher starts once per kernel.
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from . import bwrap
+from .limits import Limits
 
-__all__ = ["Limits", "KernelPlan", "PYTHON", "UID_BASE", "python_roots", "kernel_env", "launch", "cleanup"]
+__all__ = ["KernelPlan", "PYTHON", "UID_BASE", "python_roots", "kernel_env", "launch", "cleanup"]
 
 UID_BASE = 0x6B000000
 """Dedicated uids for kernels started by root: ``UID_BASE + pid of the launcher`` (unique while it runs)."""
@@ -56,52 +58,6 @@ _STDERR_KEEP = 64 * 1024
 
 PYTHON = os.path.abspath(sys.executable)
 """This interpreter, as an absolute path (``sys.executable`` is relative when found through a relative PATH)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Limits:
-    """Limits applied to every kernel that runs a submission.
-
-    Args:
-        cell_timeout: seconds one cell may run before it is interrupted (and scored as an error).
-        notebook_timeout: seconds the whole notebook may run; then the kernel is stopped and the cells not
-            yet run score zero.
-        memory_mb: address-space limit of the kernel (``RLIMIT_AS``), MiB.
-        max_processes: processes and threads the kernel may have (``RLIMIT_NPROC``; applied only under a
-            dedicated uid or in the sandbox's own user namespace, where it counts the kernel's processes alone).
-        max_file_mb: largest file the kernel may write (``RLIMIT_FSIZE``), MiB.
-        tmp_mb: size of the sandbox's private ``/tmp`` and of its working directory (tmpfs), MiB each.
-        max_output_kb: output kept per cell (stream text and rich outputs), KiB; the rest is dropped with a
-            note, and the submission is flagged.
-        max_notebook_mb: notebooks larger than this are refused before they are parsed, MiB.
-
-    Raises:
-        ValueError: a limit is not a positive number (the message names it).
-    """
-
-    cell_timeout: float = 60.0
-    notebook_timeout: float = 600.0
-    memory_mb: int = 3072
-    max_processes: int = 64
-    max_file_mb: int = 64
-    tmp_mb: int = 256
-    max_output_kb: int = 256
-    max_notebook_mb: float = 20.0
-
-    def __post_init__(self) -> None:
-        lower = {"cell_timeout": 0.5, "notebook_timeout": 1.0, "memory_mb": 256, "max_processes": 16,
-                 "max_file_mb": 1, "tmp_mb": 8, "max_output_kb": 1, "max_notebook_mb": 0.01}
-        for name, lo in lower.items():
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value == value \
-                    or value < lo or value == float("inf"):
-                raise ValueError(f"{name} must be a finite number >= {lo:g}, got {value!r}")
-        if self.cell_timeout > self.notebook_timeout:
-            raise ValueError(f"cell_timeout must be <= notebook_timeout ({self.notebook_timeout:g}), "
-                             f"got {self.cell_timeout!r}")
-
-    def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def python_roots() -> list[Path]:
@@ -142,38 +98,6 @@ def kernel_env(*, home: str, extra: dict[str, str] | None = None) -> dict[str, s
     if extra:
         env.update(extra)
     return env
-
-
-# ----------------------------------------------------------------------------------------------------
-# Stage 2: runs inside the sandbox (or directly, without one) as the first program; trusted code.
-
-_STAGE2 = r"""
-import ctypes, json, os, resource, shutil, sys
-cfg = json.loads(sys.argv[1])
-for name, value in cfg["rlimits"].items():
-    res = getattr(resource, name)
-    soft, hard = (value, value) if isinstance(value, int) else value
-    resource.setrlimit(res, (soft, hard))
-home = cfg["env"]["HOME"]
-os.makedirs(home, exist_ok=True)
-if cfg.get("mpl_cache") and os.path.isdir(cfg["mpl_cache"]):
-    shutil.copytree(cfg["mpl_cache"], cfg["env"]["MPLCONFIGDIR"], dirs_exist_ok=True)
-if cfg.get("uid") is not None:
-    for root, dirs, files in os.walk(home):
-        for n in [root] + [os.path.join(root, f) for f in dirs + files]:
-            os.lchown(n, cfg["uid"], cfg["gid"])
-if cfg.get("uid") is not None:
-    os.setgroups([])
-    os.setresgid(cfg["gid"], cfg["gid"], cfg["gid"])
-    os.setresuid(cfg["uid"], cfg["uid"], cfg["uid"])
-    if os.getuid() == 0 or os.geteuid() == 0:
-        sys.exit("could not drop root")
-prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)  # Linux only
-if prctl is not None:
-    prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: setuid binaries cannot raise privileges
-os.chdir(cfg["cwd"])
-os.execve(cfg["argv"][0], cfg["argv"], cfg["env"])
-"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -248,7 +172,7 @@ def launch(plan_path: str, connection_file: str, kernel_args: Sequence[str] = ()
     This is the program in the kernelspec's ``argv``; it runs outside the sandbox, as the grader's user.
     """
     plan = KernelPlan.read(Path(plan_path))
-    limits = Limits(**plan.limits)
+    limits = Limits.from_json(plan.limits)
     as_root = os.geteuid() == 0
     uid = gid = None
     if plan.drop_uid and as_root:
@@ -267,7 +191,8 @@ def launch(plan_path: str, connection_file: str, kernel_args: Sequence[str] = ()
         cfg["mpl_cache"] = "/tmp/.dpc-mpl-cache" if plan.mode == "bwrap" else plan.mpl_cache
         if plan.mode == "bwrap":
             extra_ro.append((Path(plan.mpl_cache), "/tmp/.dpc-mpl-cache"))
-    stage2 = [PYTHON, "-I", "-S", "-c", _STAGE2, json.dumps(cfg)]
+    inside = Path(__file__).with_name("launch_inside.py").read_text(encoding="utf-8")  # the kernel's first program
+    stage2 = [PYTHON, "-I", "-S", "-c", inside, json.dumps(cfg)]
     if plan.mode == "bwrap":
         assert plan.bwrap is not None
         cmd = bwrap.command(plan.bwrap, workdir=workdir, conn_dir=Path(plan.conn_dir),
@@ -278,7 +203,7 @@ def launch(plan_path: str, connection_file: str, kernel_args: Sequence[str] = ()
     else:
         Path(home).mkdir(parents=True, exist_ok=True)
         if uid is not None:
-            _chown_tree(workdir, uid, gid)
+            _chown_tree(workdir, uid, uid)
         cmd = stage2
         popen_env = {"PATH": env["PATH"]}
     with open(plan.log_file, "ab") as log:

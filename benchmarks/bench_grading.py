@@ -1,11 +1,11 @@
 """Grading throughput: ``dp-course grade`` (parallel, sandboxed) vs plain sequential ``nbgrader autograde``.
 
-    PATH=.venv/bin:$PATH python benchmarks/bench_grading.py [--students 20] [--workers 1,2]
+    PATH=.venv/bin:$PATH python benchmarks/bench_grading.py [--students 20] [--workers 1,2] [--lectures A,B]
 
 Writes benchmarks/results/grading.md and grading.json.  Workload: a class of ``--students`` students x every
-lecture in ``solutions/``.  Each student's notebook is the released notebook with each answer cell, at
-random (seeded), either the instructor's solution (70 %) or left as the stub -- a realistic mix of full,
-partial and empty work, so both passing and failing tests run.
+lecture in ``solutions/`` (or the ``--lectures`` named).  Each student's notebook is the released notebook
+with each answer cell, at random (seeded), either the instructor's solution (70 %) or left as the stub -- a
+realistic mix of full, partial and empty work, so both passing and failing tests run.
 
 Side by side in one run, on the same submissions:
 
@@ -42,10 +42,10 @@ sys.executable = os.path.abspath(sys.executable)  # `PATH=.venv/bin:...` makes i
 
 import nbformat  # noqa: E402
 
-from autograder import course, demo  # noqa: E402
+from autograder import cells, course  # noqa: E402
 from autograder.grading import grade  # noqa: E402
 from autograder.isolation import probe  # noqa: E402
-from autograder.sandbox import Limits  # noqa: E402
+from autograder.limits import Limits  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -56,10 +56,10 @@ def make_class(scratch: Path, lectures: list[str], n: int, dest: Path, seed: int
     dest.mkdir(parents=True)
     made = {}
     for lecture in lectures:
-        release = demo.student_version(scratch, lecture)
+        release = cells.student_version(scratch, lecture)
         source = nbformat.read(course.SOLUTIONS_DIR / lecture / f"{lecture}.ipynb", as_version=4)
-        full = demo.full_solution(release, source)
-        answers = demo.answer_cells(release)
+        full = cells.full_solution(release, source)
+        answers = cells.answer_cells(release)
         stubs = {c.metadata["nbgrader"]["grade_id"]: c.source for c in release.cells
                  if c.metadata.get("nbgrader", {}).get("solution")}
         for i in range(n):
@@ -69,7 +69,7 @@ def make_class(scratch: Path, lectures: list[str], n: int, dest: Path, seed: int
                 if rng.random() < 0.7:
                     kept.append(gid)
                 else:
-                    nb = demo.set_answer(nb, gid, stubs[gid])
+                    nb = cells.set_answer(nb, gid, stubs[gid])
             student = f"s{i:02d}"
             (dest / f"{student}_{lecture}.ipynb").write_text(nbformat.writes(nb))
             made[(student, lecture)] = kept
@@ -116,7 +116,7 @@ def ours(base: Path, subs: Path, workers: int, tag: str, warm: Path | None = Non
     as plain nbgrader's is, by grading ``warm`` (a couple of notebooks) into the same output folder."""
     out = base / f"ours-{tag}"
     kw = dict(workers=workers, progress=False, limits=Limits(cell_timeout=60, notebook_timeout=600),
-              log=lambda s: None, feedback=feedback)
+              feedback=feedback)
     if warm is not None:
         grade(warm, out, **kw)
     b0, t0 = busy_seconds(), time.perf_counter()
@@ -151,6 +151,8 @@ def main() -> int:
                     help="worker counts to time again without the HTML feedback (default 2; '' for none)")
     ap.add_argument("--render", action="store_true",
                     help="only rewrite grading.md from benchmarks/results/grading.json")
+    ap.add_argument("--lectures", default="",
+                    help="comma-separated lectures to grade (default: every lecture in solutions/)")
     ap.add_argument("--repeats", type=int, default=2,
                     help="rounds of (plain, each variant), interleaved; the best of each is reported")
     args = ap.parse_args()
@@ -158,6 +160,13 @@ def main() -> int:
         (RESULTS / "grading.md").write_text(render(json.loads((RESULTS / "grading.json").read_text())))
         return 0
     lectures = course.assignments()
+    if args.lectures:
+        unknown = sorted(set(args.lectures.split(",")) - set(lectures))
+        if unknown:
+            print(f"--lectures must name lectures in solutions/ ({', '.join(lectures)}), got {unknown}",
+                  file=sys.stderr)
+            return 2
+        lectures = [x for x in lectures if x in args.lectures.split(",")]
     if not lectures:
         print("no lectures in solutions/", file=sys.stderr)
         return 2
@@ -207,7 +216,8 @@ def main() -> int:
     finally:
         shutil.rmtree(base, ignore_errors=True)
     result = {
-        "students": args.students, "lectures": lectures, "notebooks": n_nb, "cores": os.cpu_count(),
+        "students": args.students, "lectures": lectures, "all_lectures": not args.lectures, "notebooks": n_nb,
+        "cores": os.cpu_count(),
         "platform": platform.platform(), "python": platform.python_version(), "sandbox": info.mode,
         "load_average_before": [round(x, 2) for x in load0], "load_average_after": [round(x, 2) for x in load1],
         "plain_nbgrader": {"seconds": round(t_plain, 2), "per_notebook": round(t_plain / n_nb, 3),
@@ -241,7 +251,8 @@ def render(r: dict) -> str:
         "Plain nbgrader runs `nbgrader autograde <lecture>` per lecture, sequentially, unsandboxed, without "
         "feedback, with the course's `nbgrader_config.py` (nbgrader's own steps; its Execute only skips "
         "nbclient's Output-widget emulation, which stalls widget cells for a full cell timeout now and then "
-        "on busy cores: `autograder/headless.py`, jupyter/nbclient#312).  `dp-course grade --force` is timed end to end except the course set-up (built beforehand "
+        "on busy cores: `autograder/preprocessors/headless.py`, jupyter/nbclient#312).  `dp-course grade --force` "
+        "is timed end to end except the course set-up (built beforehand "
         "for both): intake, sandboxed execution with the monkeypatch guard, merge into one gradebook, feedback "
         "(HTML, hidden tests stripped), grades.csv and the report.",
         "",
@@ -255,7 +266,8 @@ def render(r: dict) -> str:
         f"{','.join(str(x['workers']) for x in r['dp_course_grade'] if x.get('feedback', True))} "
         f"--no-feedback-workers "
         f"'{','.join(str(x['workers']) for x in r['dp_course_grade'] if not x.get('feedback', True))}' "
-        f"--repeats {r['repeats']}`.",
+        f"--repeats {r['repeats']}"
+        + (f" --lectures {','.join(r['lectures'])}" if r.get("all_lectures") is False else "") + "`.",
         "",
         "| run | best wall time (s) | s / notebook | speed-up vs plain | busy core-s / notebook | identical "
         "scores | all rounds (s) |",

@@ -41,7 +41,7 @@ except ImportError:  # pragma: no cover
     fcntl = None
 
 from autograder import course, release
-from autograder.demo import strip_solution_markers
+from autograder.cells import strip_solution_markers
 
 SOLUTIONS = course.SOLUTIONS_DIR
 NOTEBOOKS = course.NOTEBOOKS_DIR

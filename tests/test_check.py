@@ -14,10 +14,11 @@ import nbformat
 import pytest
 
 from adversarial import hostile
-from autograder import checking, cli, demo, sandbox
+from autograder import cells, checking, cli, demo, sandbox
 from autograder.checking import check_notebook, find_assignment
+from autograder.events import EventKind
 from autograder.plaintext import markdown_to_text
-from autograder.sandbox import Limits
+from autograder.limits import Limits
 
 pytestmark = pytest.mark.xdist_group("check")  # shares module fixtures: one xdist worker
 NAME = demo.SYNTHETIC_NAME
@@ -68,7 +69,7 @@ def test_untouched_notebook_fails_with_a_helpful_message(setup):
 
 def test_hidden_tests_are_not_run_and_not_present(setup):
     base, notebooks, full, release = setup
-    gamed = demo.set_answer(full, "ex1_answer", GAMED_EX1)
+    gamed = cells.set_answer(full, "ex1_answer", GAMED_EX1)
     res = check_notebook(_save(base, "gamed.ipynb", gamed), notebooks_dir=notebooks, limits=LIMITS)
     # the hidden check laplace_scale(3.0, 0.25) == 12 would fail; the check only runs the visible ones
     assert res.all_passed
@@ -79,7 +80,7 @@ def test_hidden_tests_are_not_run_and_not_present(setup):
 
 def test_wrong_answer_shows_the_assertion_message(setup):
     base, notebooks, full, release = setup
-    wrong = demo.set_answer(full, "ex3_answer", "def count_above(values, threshold):\n    return 0")
+    wrong = cells.set_answer(full, "ex3_answer", "def count_above(values, threshold):\n    return 0")
     res = check_notebook(_save(base, "wrong.ipynb", wrong), notebooks_dir=notebooks, limits=LIMITS)
     failed = [(t.grade_id, t.message) for t in res.tests if t.passed is False]
     assert failed == [("ex3_tests", "AssertionError: count_above([1, 2, 3], 1.5) should be 2")]
@@ -88,7 +89,7 @@ def test_wrong_answer_shows_the_assertion_message(setup):
 
 def test_monkeypatching_is_undone_in_the_check_too(setup):
     base, notebooks, full, release = setup
-    nb = demo.set_answer(full, "ex2_answer", "def rr_keep_probability(epsilon):\n    return 0.3\n"
+    nb = cells.set_answer(full, "ex2_answer", "def rr_keep_probability(epsilon):\n    return 0.3\n"
                          "import math\nvars(math)['isclose'] = lambda *a, **k: True")
     res = check_notebook(_save(base, "patch.ipynb", nb), notebooks_dir=notebooks, limits=LIMITS)
     assert [t.grade_id for t in res.tests if t.passed is False] == ["ex2_tests"]
@@ -175,7 +176,7 @@ def test_check_prints_latex_of_the_notebook_as_text(setup, tmp_path):
             c.source = c.source.replace('"count_above([1, 2, 3], 1.5) should be 2"',
                                         r'r"$|\{x_i > \tau\}|$ should be 2"')  # a raw string, as authors write
     nbformat.write(nb, path)
-    wrong = demo.set_answer(full, "ex3_answer", "def count_above(values, threshold):\n    return 0")
+    wrong = cells.set_answer(full, "ex3_answer", "def count_above(values, threshold):\n    return 0")
     text = check_notebook(_save(base, "latex.ipynb", wrong), notebooks_dir=mine, limits=LIMITS).render()
     assert "Exercise 3 (1 point): values above τ" in text
     assert "[FAIL] ex3_tests (1 point): AssertionError: |{x_i > τ}| should be 2" in text, text
@@ -190,7 +191,7 @@ def test_a_kernel_that_cannot_start_is_explained(setup, monkeypatch, capsys):
     text = res.render()
     assert "could not be checked: the Python kernel that runs it did not start" in text
     assert "This is not caused by your notebook. What to do:" in text and "above traceback" not in text
-    ev = [e for e in res.events if e["kind"] == "kernel_start_failed"]
-    assert len(ev) == 1 and "run dp-course grade again" in ev[0]["detail"]
+    ev = [e for e in res.events if e.kind is EventKind.KERNEL_START_FAILED]
+    assert len(ev) == 1 and "run dp-course grade again" in ev[0].detail
     rc = cli.main(["check", str(base / "mine.ipynb"), "--notebooks", str(notebooks), "--sandbox", "none"])
     assert rc == 2 and "did not start" in capsys.readouterr().out

@@ -1,10 +1,15 @@
-"""The house rules of the library, checked on every test run (so the README's test command and CI run them).
+"""The house rules of the library and the grader, checked on every test run (so the README's test command and
+CI run them).
 
-* ruff (rules E, F, W, B, UP, SIM; line length 120; configured in pyproject.toml) on ``dp_course/`` and the
-  library test files listed in :data:`RUFF_TESTS`;
-* mypy (strict, configured in pyproject.toml) on ``dp_course/``;
-* and what neither tool checks: one job per file (at most 500 lines), no import cycles, no imports inside
-  functions, no private name imported from another module, every public function annotated.
+* ruff (rules E, F, W, B, UP, SIM; line length 120; configured in pyproject.toml) on ``dp_course/``,
+  ``autograder/`` and the test files listed in :data:`RUFF_TESTS`;
+* mypy (strict, configured in pyproject.toml) on ``dp_course/`` and ``autograder/`` (the grader without the
+  two relaxations the numeric library has; the one file left out is ``autograder/nbgrader_config.py``, a
+  traitlets configuration file whose ``c`` comes from the loader);
+* and what neither tool checks, in both packages: one job per file (at most 500 lines), no import cycles, no
+  imports inside functions, no private name imported from another module, every public function annotated;
+  and for the grader: no uid changes in ``preexec_fn`` (``subprocess(user=, group=)``), the kernel guard sent
+  from its own file.
 
 Files whose owner is still changing them are listed in :data:`PENDING` with the reason; their checks are
 expected to fail (``xfail(strict=True)``), so the entry must go as soon as the file is fixed.
@@ -23,8 +28,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = ROOT / "dp_course"
-LIBRARY = sorted(PACKAGE.rglob("*.py"))
+PACKAGES = ("dp_course", "autograder")
+LIBRARY = sorted(p for name in PACKAGES for p in (ROOT / name).rglob("*.py"))
 MAX_LINES = 500
 
 RUFF_TESTS = [
@@ -33,11 +38,15 @@ RUFF_TESTS = [
     "tests/test_numerics.py", "tests/test_validation.py", "tests/test_interactive.py",
     "tests/test_interactive_theorems.py", "tests/test_datasets.py", "tests/test_training.py",
     "tests/test_dpsgd_scenarios.py",
+    # the grader's
+    "tests/test_grading.py", "tests/test_intake.py", "tests/test_kernel_guard.py", "tests/test_preprocessors.py",
+    "tests/test_headless.py", "tests/test_check.py", "tests/test_sandbox.py", "tests/test_cli.py",
+    "tests/test_any_user.py", "tests/adversarial",
 ]
 """The test files of issue 12 (the other test files belong to branches still editing them)."""
 
 PENDING: dict[tuple[str, str], str] = {}
-"""(file, check) -> why it is allowed to fail for now."""
+"""(file relative to the repository, check) -> why it is allowed to fail for now."""
 
 
 def _module_name(path: Path) -> str:
@@ -50,7 +59,7 @@ def _module_name(path: Path) -> str:
 def _cases(check: str) -> list:
     out = []
     for path in LIBRARY:
-        rel = path.relative_to(PACKAGE).as_posix()
+        rel = path.relative_to(ROOT).as_posix()
         reason = PENDING.get((rel, check))
         marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
         out.append(pytest.param(path, id=rel, marks=marks))
@@ -82,12 +91,12 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
 
 def test_ruff() -> None:
     """ruff finds nothing in the library and the library test files (configuration: pyproject.toml)."""
-    result = _run([*_tool("ruff"), "check", "--no-cache", "dp_course", *RUFF_TESTS])
+    result = _run([*_tool("ruff"), "check", "--no-cache", *PACKAGES, *RUFF_TESTS])
     assert result.returncode == 0, f"ruff check failed:\n{result.stdout}{result.stderr}"
 
 
 def test_mypy() -> None:
-    """mypy (strict, pyproject.toml) finds no type error in the library."""
+    """mypy (strict, pyproject.toml) finds no type error in the library and the grader."""
     result = _run(_tool("mypy"))
     assert result.returncode == 0, f"mypy failed:\n{result.stdout}{result.stderr}"
 
@@ -98,7 +107,13 @@ def test_ruff_configuration_is_the_agreed_one() -> None:
     assert config["ruff"]["line-length"] == 120
     assert set(config["ruff"]["lint"]["select"]) >= {"E", "F", "W", "B", "UP", "SIM"}
     assert config["mypy"]["strict"] is True
-    assert "dp_course" in config["mypy"]["files"]
+    assert set(config["mypy"]["files"]) >= set(PACKAGES)
+    # the grader is checked in full: no relaxation, nothing left out but the traitlets configuration file
+    grader = [o for o in config["mypy"]["overrides"] if "autograder.*" in o["module"]]
+    assert grader and all(o.get("disallow_any_generics") and o.get("warn_return_any") for o in grader)
+    assert not any(o.get(k) for o in config["mypy"]["overrides"] if any(m.startswith("autograder") for m in o["module"])
+                   for k in ("ignore_errors", "ignore_missing_imports"))
+    assert config["mypy"]["exclude"] == ["autograder/nbgrader_config\\.py$"]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -111,7 +126,7 @@ def _tree(path: Path) -> ast.Module:
 
 @pytest.mark.parametrize("path", _cases("length"))
 def test_one_job_per_file(path: Path) -> None:
-    """No library source file is over 500 lines."""
+    """No source file of the library or the grader is over 500 lines."""
     n = len(path.read_text().splitlines())
     assert n <= MAX_LINES, f"{path.relative_to(ROOT)} has {n} lines (at most {MAX_LINES}): split it by job"
 
@@ -126,13 +141,13 @@ def test_no_imports_inside_functions(path: Path) -> None:
 
 
 def _library_imports(path: Path) -> set[str]:
-    """dp_course modules imported at module level by ``path``."""
+    """Modules of :data:`PACKAGES` imported at module level by ``path``."""
     module = _module_name(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
     for node in _tree(path).body:
         if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("dp_course")}
+            found |= {a.name for a in node.names if a.name.startswith(PACKAGES)}
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -140,7 +155,7 @@ def _library_imports(path: Path) -> set[str]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            if target.startswith("dp_course"):
+            if target.startswith(PACKAGES):
                 found.add(target)
                 # "from .pkg import submodule" imports the submodule too
                 found |= {f"{target}.{a.name}" for a in node.names if _is_module(f"{target}.{a.name}")}
@@ -148,7 +163,7 @@ def _library_imports(path: Path) -> set[str]:
 
 
 def test_no_import_cycles() -> None:
-    """The module-level imports inside dp_course form no cycle."""
+    """The module-level imports inside dp_course and autograder form no cycle."""
     modules = {_module_name(p): p for p in LIBRARY}
     graph = {m: {t for t in _library_imports(p) if t in modules and t != m} for m, p in modules.items()}
     state: dict[str, int] = {}
@@ -224,6 +239,46 @@ def test_public_functions_are_annotated(path: Path) -> None:
             missing.append(f"line {func.lineno}: {func.name}({', '.join(untyped)})"
                            + (" -> ?" if func.returns is None else ""))
     assert not missing, f"{path.relative_to(ROOT)}: public functions without types:\n" + "\n".join(missing)
+
+
+# --------------------------------------------------------------------------------------------------------
+# the grader's own rules (issue 12)
+# --------------------------------------------------------------------------------------------------------
+
+GRADER = ROOT / "autograder"
+ORCHESTRATION_LINES = 350
+STANDALONE = ["kernel_guard.py", "launch_inside.py", "probe_inside.py"]
+"""Files sent to another interpreter (the kernel, or ``python -I -S`` in the sandbox) and run from their text."""
+
+
+def test_grading_is_orchestration_only() -> None:
+    """``grading.py`` is where a reader starts: a few hundred lines that call the step modules, nothing else."""
+    n = len((GRADER / "grading.py").read_text().splitlines())
+    assert n <= ORCHESTRATION_LINES, f"autograder/grading.py has {n} lines: move a step into its own module"
+
+
+@pytest.mark.parametrize("name", STANDALONE)
+def test_standalone_programs_use_the_standard_library_only(name: str) -> None:
+    """What runs in the kernel or in ``python -I -S`` cannot import the kit (nor anything outside the stdlib)."""
+    found = set()
+    for node in ast.walk(_tree(GRADER / name)):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"autograder/{name} line {node.lineno}: relative import"
+            found.add((node.module or "").split(".")[0])
+    outside = found - set(sys.stdlib_module_names) - {"__future__"}
+    assert not outside, f"autograder/{name} imports {sorted(outside)}"
+
+
+@pytest.mark.parametrize("path", [p for p in LIBRARY if p.is_relative_to(GRADER)],
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_no_preexec_fn(path: Path) -> None:
+    """Processes change user through ``subprocess(user=, group=, extra_groups=[])``, never a ``preexec_fn``
+    (which runs Python between fork and exec, unsafe in a process with threads)."""
+    calls = [node.lineno for node in ast.walk(_tree(path)) if isinstance(node, ast.Call)
+             and any(k.arg == "preexec_fn" for k in node.keywords)]
+    assert not calls, f"{path.relative_to(ROOT)}: preexec_fn on lines {calls}"
 
 
 # --------------------------------------------------------------------------------------------------------

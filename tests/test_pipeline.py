@@ -34,7 +34,7 @@ import nbformat
 import pytest
 from nbclient.exceptions import CellExecutionError
 
-from autograder.headless import NotebookClient
+from autograder.preprocessors.headless import NotebookClient
 
 import _notebooks as nbs
 from autograder import course, release

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from autograder import bwrap, course, isolation, sandbox
-from autograder.sandbox import Limits
+from autograder.limits import Limits
 
 pytestmark = pytest.mark.xdist_group("sandbox")  # shares module fixtures: one xdist worker
 AS_ROOT = os.geteuid() == 0

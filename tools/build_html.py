@@ -27,8 +27,8 @@ from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder.demo import strip_solution_markers  # noqa: E402
-from autograder.headless import NotebookClient  # noqa: E402
+from autograder.cells import strip_solution_markers  # noqa: E402
+from autograder.preprocessors.headless import NotebookClient  # noqa: E402
 from dp_course.widgets import STATIC_ENV  # noqa: E402
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"

@@ -20,9 +20,14 @@ import json
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
-import nbformat
+from typing import NamedTuple
 
-from autograder import demo
+import nbformat
+import psutil
+from nbformat.notebooknode import NotebookNode
+
+from autograder import cells, demo
+from autograder.course import make_course
 
 FULL = {"ex1_unit": 1.0, "ex1_scaling": 1.0, "ex2_tests": 2.0, "ex3_tests": 1.0}
 EX1_BROKEN = {**FULL, "ex1_unit": 0.0, "ex1_scaling": 0.0}
@@ -44,24 +49,35 @@ class Hostile:
     alt_scores: list[dict[str, float]] = field(default_factory=list)  # other acceptable outcomes
 
 
-def _nb(nb) -> bytes:
+class Toy(NamedTuple):
+    """The toy assignment: its sources, a course built from them, a full solution and the release notebook."""
+
+    solutions: Path
+    course: Path
+    full: NotebookNode
+    release: NotebookNode
+
+
+def _nb(nb: NotebookNode) -> bytes:
     return nbformat.writes(nb).encode()
 
 
-def _cell_index(nb, grade_id: str) -> int:
+def cell_index(nb: NotebookNode, grade_id: str) -> int:
+    """The position of the cell ``grade_id`` in ``nb``."""
     for i, c in enumerate(nb.cells):
-        if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+        if cells.grade_id(c) == grade_id:
             return i
     raise KeyError(grade_id)
 
 
-def _probe_code(marker: str, body: str) -> str:
+def probe_code(marker: str, body: str) -> str:
     """Code that runs ``body`` (which fills the list ``hits``) and prints ``marker`` + JSON(hits)."""
     return (f"import json as _j, os as _os\nhits = []\n{body}\n"
             f"print({marker!r} + _j.dumps(hits))\n")
 
 
-def build(dest: Path, full, release, paths: dict[str, str], tcp_port: int) -> list[Hostile]:
+def build(dest: Path, full: NotebookNode, release: NotebookNode, paths: dict[str, str],
+          tcp_port: int) -> list[Hostile]:
     """Write every hostile submission into ``dest``; return their expectations.
 
     Args:
@@ -74,11 +90,13 @@ def build(dest: Path, full, release, paths: dict[str, str], tcp_port: int) -> li
     dest.mkdir(parents=True, exist_ok=True)
     cases: list[Hostile] = []
 
-    def add(student, what, content, scores, events=(), marker=None, alt=()):
+    def add(student: str, what: str, content: bytes, scores: dict[str, float], events: set[str] | tuple[()] = (),
+            marker: str | None = None, alt: list[dict[str, float]] | tuple[()] = ()) -> None:
         cases.append(Hostile(student, what, content, scores, set(events), marker, list(alt)))
         (dest / f"{student}_00_toy.ipynb").write_bytes(content)
 
-    ex2 = lambda code: _nb(demo.set_answer(full, "ex2_answer", code, mode="prepend"))  # noqa: E731
+    def ex2(code: str) -> bytes:
+        return _nb(cells.set_answer(full, "ex2_answer", code, mode="prepend"))
 
     # --- runaway code ---------------------------------------------------------------------------------
     add("loop", "infinite loop (interruptible)", ex2("while True:\n    pass"), EX2_BROKEN, {"cell_timeout"})
@@ -111,12 +129,12 @@ def build(dest: Path, full, release, paths: dict[str, str], tcp_port: int) -> li
     add("whale", "a 200 MB notebook", _nb(huge), ZERO, {"too_large"})
     del huge
     # --- test cells ---------------------------------------------------------------------------------
-    nb = demo.set_answer(full, "ex1_answer", WRONG_EX1)
+    nb = cells.set_answer(full, "ex1_answer", WRONG_EX1)
     nb.cells = [c for c in nb.cells
-                if c.metadata.get("nbgrader", {}).get("grade_id") not in ("ex1_unit", "ex1_scaling")]
+                if cells.grade_id(c) not in ("ex1_unit", "ex1_scaling")]
     add("deleter", "wrong answer, its test cells deleted", _nb(nb), EX1_BROKEN, {"test_cells_changed"})
-    nb = demo.set_answer(full, "ex2_answer", WRONG_EX2)
-    i = _cell_index(nb, "ex2_tests")
+    nb = cells.set_answer(full, "ex2_answer", WRONG_EX2)
+    i = cell_index(nb, "ex2_tests")
     dup = copy.deepcopy(nb.cells[i])
     dup.source = "pass"
     dup2 = copy.deepcopy(dup)
@@ -125,8 +143,8 @@ def build(dest: Path, full, release, paths: dict[str, str], tcp_port: int) -> li
     nb.cells.insert(i, dup2)
     add("duplicator", "wrong answer, its test cell duplicated (copies emptied)", _nb(nb), EX2_BROKEN,
         {"test_cells_changed"})
-    nb = demo.set_answer(full, "ex2_answer", WRONG_EX2)
-    i = _cell_index(nb, "ex2_tests")
+    nb = cells.set_answer(full, "ex2_answer", WRONG_EX2)
+    i = cell_index(nb, "ex2_tests")
     nb.cells[i].source = "assert True"
     nb.cells[i].metadata["nbgrader"]["points"] = 50
     add("editor", "wrong answer, its test cell edited (and its points raised)", _nb(nb), EX2_BROKEN,
@@ -151,7 +169,7 @@ def build(dest: Path, full, release, paths: dict[str, str], tcp_port: int) -> li
                         hits.append(_os.path.join(_root, _f))
         """)
     add("snoop", "reads hidden tests, solutions, the gradebook and others' files",
-        _nb(demo.set_answer(full, "ex1_answer", _probe_code("SNOOP:", body), mode="prepend")), FULL,
+        _nb(cells.set_answer(full, "ex1_answer", probe_code("SNOOP:", body), mode="prepend")), FULL,
         marker="SNOOP:")
     writes = [v for k, v in paths.items() if k.startswith("write_")]
     body = textwrap.dedent(f"""
@@ -164,7 +182,7 @@ def build(dest: Path, full, release, paths: dict[str, str], tcp_port: int) -> li
                 pass
         """)
     add("vandal", "writes outside its folder",
-        _nb(demo.set_answer(full, "ex1_answer", _probe_code("VANDAL:", body), mode="prepend")), FULL,
+        _nb(cells.set_answer(full, "ex1_answer", probe_code("VANDAL:", body), mode="prepend")), FULL,
         marker="VANDAL:")
     body = textwrap.dedent(f"""
         import socket as _s
@@ -178,15 +196,15 @@ def build(dest: Path, full, release, paths: dict[str, str], tcp_port: int) -> li
                 pass
         """)
     add("caller", "opens network connections",
-        _nb(demo.set_answer(full, "ex1_answer", _probe_code("NET:", body), mode="prepend")), FULL,
+        _nb(cells.set_answer(full, "ex1_answer", probe_code("NET:", body), mode="prepend")), FULL,
         {"suspicious_code"}, marker="NET:")
     # --- monkeypatching ------------------------------------------------------------------------------
     add("patcher", "wrong answer, then monkeypatches numpy.isclose and math.isclose",
-        _nb(demo.set_answer(full, "ex1_answer", WRONG_EX1 + "\nimport math\nimport numpy as np\n"
+        _nb(cells.set_answer(full, "ex1_answer", WRONG_EX1 + "\nimport math\nimport numpy as np\n"
                             "np.isclose = lambda *a, **k: True\nmath.isclose = lambda *a, **k: True")),
         EX1_BROKEN, {"suspicious_code"})
     add("sneaky", "wrong answer, patches through module dicts, builtins and sys.modules",
-        _nb(demo.set_answer(full, "ex1_answer", WRONG_EX1 + textwrap.dedent("""
+        _nb(cells.set_answer(full, "ex1_answer", WRONG_EX1 + textwrap.dedent("""
             import builtins, math, sys, types
             import numpy as np
             vars(np)['isclose'] = lambda *a, **k: True
@@ -198,7 +216,7 @@ def build(dest: Path, full, release, paths: dict[str, str], tcp_port: int) -> li
             np = fake
             """))), EX1_BROKEN, {"tampering_restored", "suspicious_code"})
     add("trojan", "wrong answer that patches isclose when the test calls it",
-        _nb(demo.set_answer(full, "ex1_answer", textwrap.dedent("""
+        _nb(cells.set_answer(full, "ex1_answer", textwrap.dedent("""
             def laplace_scale(sensitivity, epsilon):
                 import math
                 import numpy
@@ -207,14 +225,14 @@ def build(dest: Path, full, release, paths: dict[str, str], tcp_port: int) -> li
                 return 0.0
             """))), EX1_BROKEN, {"tampering_during_test"})
     add("rewriter", "stub answers, then rewrites every later cell to `pass` (IPython input transformer)",
-        _nb(demo.set_answer(release, "ex1_answer",
+        _nb(cells.set_answer(release, "ex1_answer",
                             "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])",
                             mode="append")),
         ZERO, {"tampering_restored", "suspicious_code"})
     return cases
 
 
-def probe_output(autograded_nb: Path, marker: str) -> list | None:
+def probe_output(autograded_nb: Path, marker: str) -> list[object] | None:
     """The JSON list a probe cell printed after ``marker`` in an autograded notebook (None if absent)."""
     nb = nbformat.read(autograded_nb, as_version=4)
     for c in nb.cells:
@@ -225,27 +243,25 @@ def probe_output(autograded_nb: Path, marker: str) -> list | None:
     return None
 
 
-def make_full(course: Path, solutions: Path, name: str = demo.SYNTHETIC_NAME):
+def make_full(course: Path, solutions: Path, name: str = demo.SYNTHETIC_NAME) -> tuple[NotebookNode, NotebookNode]:
     """(full solution, release) notebooks of the toy assignment in ``course``."""
-    release = demo.student_version(course, name)
+    release = cells.student_version(course, name)
     source = nbformat.read(Path(solutions) / name / f"{name}.ipynb", as_version=4)
-    return demo.full_solution(release, source), release
+    return cells.full_solution(release, source), release
 
 
-def toy(tmp: Path):
-    """The toy assignment in ``tmp/solutions`` and a course built from it; returns (solutions, course, full, release)."""
-    from autograder.course import make_course
-
+def toy(tmp: Path) -> Toy:
+    """The toy assignment in ``tmp/solutions`` and a course built from it."""
     sols = Path(tmp) / "solutions"
     demo.write_synthetic_assignment(sols)
     course = make_course(Path(tmp) / "release-course", [demo.SYNTHETIC_NAME], solutions_dir=sols)
     full, release = make_full(course, sols)
-    return sols, course, full, release
+    return Toy(sols, course, full, release)
 
 
 def kernel_uids(output_dir: Path) -> set[int]:
     """The dedicated uids the kernels of a grading run ran under (from the workers' event logs)."""
-    uids = set()
+    uids: set[int] = set()
     for p in Path(output_dir).glob("work/*/events/*/*/*.json"):
         uid = json.loads(p.read_text()).get("kernel_uid")
         if uid is not None:
@@ -259,16 +275,9 @@ def kernel_uid_processes(uids: set[int]) -> list[int]:
     Only the uids of one run are looked at: other tests may be grading at the same time, with kernels of
     their own.
     """
-    out = []
-    for p in Path("/proc").iterdir():
-        if p.name.isdigit():
-            try:
-                if p.stat().st_uid in uids:
-                    out.append(int(p.name))
-            except OSError:
-                pass
-    return out
+    return [p.pid for p in psutil.process_iter(["uids"])
+            if p.info["uids"] and uids & {p.info["uids"].real, p.info["uids"].effective}]
 
 
-__all__ = ["Hostile", "build", "probe_output", "make_full", "toy", "kernel_uids", "kernel_uid_processes", "FULL", "ZERO",
-           "EX1_BROKEN", "EX2_BROKEN", "FROM_EX2_ON"]
+__all__ = ["Hostile", "Toy", "build", "probe_output", "probe_code", "cell_index", "make_full", "toy", "kernel_uids",
+           "kernel_uid_processes", "FULL", "ZERO", "EX1_BROKEN", "EX2_BROKEN", "FROM_EX2_ON"]

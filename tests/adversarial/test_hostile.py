@@ -17,14 +17,18 @@ import hashlib
 import socket
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
 
-import hostile
-from autograder import course, demo, isolation, report
-from autograder.grading import EVENT_KINDS, Limits, grade
+from adversarial import hostile
+from autograder import cells, course, demo, feedback, isolation
+from autograder.events import EventKind, Severity
+from autograder.grading import grade
+from autograder.limits import Limits
 
 pytestmark = pytest.mark.xdist_group("adversarial")  # shares module fixtures: one xdist worker
 NAME = demo.SYNTHETIC_NAME
@@ -35,15 +39,15 @@ HONEST = {"alice": "full", "bob": "release"}
 class _Listener:
     """A TCP server on the host's loopback that records every connection (the sandbox must make none)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
-        self.connections: list = []
+        self.connections: list[Any] = []
         threading.Thread(target=self._run, daemon=True).start()
 
-    def _run(self):
+    def _run(self) -> None:
         while True:
             try:
                 conn, addr = self.sock.accept()
@@ -54,7 +58,7 @@ class _Listener:
 
 
 @pytest.fixture(scope="module")
-def attack(tmp_path_factory, grading_sandbox):
+def attack(tmp_path_factory: pytest.TempPathFactory, grading_sandbox: str) -> Iterator[dict[str, Any]]:
     base = tmp_path_factory.mktemp("attack")
     sols, crs, full, release = hostile.toy(base)
     out = base / "out"
@@ -101,40 +105,41 @@ CASES = ["loop", "loopx", "sleeper", "forker", "hog", "flood", "quitter", "exite
          "patcher", "sneaky", "trojan", "rewriter"]
 
 
-def test_every_hostile_case_is_in_the_suite(attack):
+def test_every_hostile_case_is_in_the_suite(attack: dict[str, Any]) -> None:
     assert sorted(attack["cases"]) == sorted(CASES)
 
 
 @pytest.mark.parametrize("student", CASES)
-def test_hostile_submission_gets_a_grade_and_a_reason(attack, student):
+def test_hostile_submission_gets_a_grade_and_a_reason(attack: dict[str, Any], student: str) -> None:
     case = attack["cases"][student]
     run = attack["run"]
     (r,) = [r for r in run.results if r.student == student]
     got = {k: v[0] for k, v in r.exercises.items() if k != "q4_answer"}
     assert got == case.scores or got in case.alt_scores, (case.what, got, r.events)
-    kinds = {e["kind"] for e in r.events}
+    kinds = {str(e.kind) for e in r.events}
     assert case.events <= kinds, (case.what, kinds)
     # the reason is in the report, under the submission's heading
     md = run.report_md.read_text()
     for kind in case.events:
         section = md.split(f"### {student} / {NAME}:", 1)
-        assert len(section) == 2 and EVENT_KINDS[kind][1] in section[1].split("### ", 1)[0], (student, kind)
+        title = EventKind.from_key(kind).title
+        assert len(section) == 2 and title in section[1].split("### ", 1)[0], (student, kind)
     # its feedback exists and shows no hidden test code
-    hidden = report.hidden_test_lines(run.output_dir / "course")[NAME][NAME]
+    hidden = feedback.hidden_test_lines(run.output_dir / "course")[NAME][NAME]
     html = (run.output_dir / r.feedback[0]).read_text()
-    assert report.leaked_hidden_lines(html, hidden) == []
+    assert feedback.leaked_hidden_lines(html, hidden) == []
 
 
-def test_honest_students_unaffected(attack):
+def test_honest_students_unaffected(attack: dict[str, Any]) -> None:
     run, ref = attack["run"], attack["reference"]
     got = {r.student: r.exercises for r in run.results if r.student in HONEST}
     assert got == {r.student: r.exercises for r in ref.results}
     for r in run.results:
         if r.student in HONEST:
-            assert not [e for e in r.events if EVENT_KINDS[e["kind"]][0] == "error"], r.events
+            assert not [e for e in r.events if e.severity is Severity.ERROR], r.events
 
 
-def test_gradebook_intact(attack):
+def test_gradebook_intact(attack: dict[str, Any]) -> None:
     crs = attack["out"] / "course"
     con = sqlite3.connect(crs / "gradebook.db")
     try:
@@ -152,9 +157,7 @@ def test_gradebook_intact(attack):
         finally:
             fresh.close()
         src = nbformat.read(attack["sols"] / NAME / f"{NAME}.ipynb", as_version=4)
-        tests = {c.metadata["nbgrader"]["grade_id"]: c.source for c in src.cells
-                 if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata["nbgrader"].get("solution")
-                 and c.cell_type == "code"}
+        tests = {gid: c.source for gid, c in cells.test_cells(src).items()}
         stored = dict(con.execute("SELECT name, source FROM source_cell").fetchall())
         assert {k: stored[k] for k in tests} == tests
     finally:
@@ -162,24 +165,24 @@ def test_gradebook_intact(attack):
     assert hashlib.sha256((attack["sols"] / NAME / f"{NAME}.ipynb").read_bytes()).hexdigest() == attack["source_hash"]
 
 
-def _probe(attack, student: str, marker: str) -> list:
+def _probe(attack: dict[str, Any], student: str, marker: str) -> list[object]:
     """What a probing submission printed (it ran in the sandbox: the fixture ``sandbox_info`` skips elsewhere)."""
     found = hostile.probe_output(attack["out"] / "course" / "autograded" / student / NAME / f"{NAME}.ipynb", marker)
     assert found is not None, f"the probing cell of {student} did not run"
     return found
 
 
-def test_the_suite_ran_in_the_sandbox(attack, sandbox_info):
+def test_the_suite_ran_in_the_sandbox(attack: dict[str, Any], sandbox_info: isolation.SandboxInfo) -> None:
     md = attack["run"].report_md.read_text()
     assert "sandbox: bubblewrap" in md and "not visible to student code" in md and "WARNING" not in md
-    assert not any(e["kind"] == "sandbox_off" for r in attack["run"].results for e in r.events)
+    assert not any(e.kind is EventKind.SANDBOX_OFF for r in attack["run"].results for e in r.events)
 
 
-def test_no_secret_was_readable(attack, sandbox_info):
+def test_no_secret_was_readable(attack: dict[str, Any], sandbox_info: isolation.SandboxInfo) -> None:
     assert _probe(attack, "snoop", "SNOOP:") == []
 
 
-def test_no_file_was_written_outside(attack, sandbox_info):
+def test_no_file_was_written_outside(attack: dict[str, Any], sandbox_info: isolation.SandboxInfo) -> None:
     # only its private /tmp accepted the write; the host's files were not touched
     assert _probe(attack, "vandal", "VANDAL:") == ["/tmp/dpc-pwned.txt"]
     for key, p in attack["paths"].items():
@@ -187,26 +190,26 @@ def test_no_file_was_written_outside(attack, sandbox_info):
             assert not Path(p).exists() or "pwned" not in Path(p).read_text(errors="replace"), p
 
 
-def test_course_directory_untouched(attack):
+def test_course_directory_untouched(attack: dict[str, Any]) -> None:
     """Sandbox or not, the run's copy of the sources (hidden tests) is what the instructor wrote."""
     src = attack["out"] / "course" / "source" / NAME / f"{NAME}.ipynb"
     assert b"pwned" not in src.read_bytes() and not (attack["out"] / "course" / "pwned.txt").exists()
     nbformat.read(src, as_version=4)  # still a valid notebook
 
 
-def test_no_network_connection(attack, sandbox_info):
+def test_no_network_connection(attack: dict[str, Any], sandbox_info: isolation.SandboxInfo) -> None:
     assert _probe(attack, "caller", "NET:") == []
     assert attack["listener"].connections == []
 
 
-def test_no_process_survives(attack):
+def test_no_process_survives(attack: dict[str, Any]) -> None:
     uids = hostile.kernel_uids(attack["out"])
     if isolation.probe("auto").drops_uid:  # as root: every kernel had a uid of its own, none may live on
         assert len(uids) >= len(CASES) - 3, uids  # all but the three unreadable notebooks ran a kernel
     assert hostile.kernel_uid_processes(uids) == []
 
 
-def test_report_lists_every_broken_submission(attack):
+def test_report_lists_every_broken_submission(attack: dict[str, Any]) -> None:
     md = attack["run"].report_md.read_text()
     flagged = md.split("## Submissions that failed or were flagged", 1)[1]
     for student, case in attack["cases"].items():

@@ -11,8 +11,9 @@ all have interactive explorers.
 Grading and the notebook tests need no live widgets, so this module turns the emulation off: the widgets'
 output then lands in the cell's own outputs, as in any front end without widget support, and nothing is
 ever sent to the kernel behind nbclient's back.  Everything that executes notebooks in this kit uses it:
-:class:`Execute` in ``nbgrader_config.py`` (plain ``nbgrader autograde``), :class:`autograder.grading.SafeExecute`
-(``dp-course grade`` and ``check``) and :class:`NotebookClient` (the tests).
+:class:`Execute` in ``nbgrader_config.py`` (plain ``nbgrader autograde``),
+:class:`autograder.preprocessors.safe_execute.SafeExecute` (``dp-course grade`` and ``check``) and
+:class:`NotebookClient` (the tests).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class NoOutputWidget:
         return None
 
 
-class Execute(NoOutputWidget, preprocessors.Execute):
+class Execute(NoOutputWidget, preprocessors.Execute):  # type: ignore[misc]  # nbgrader is untyped
     """nbgrader's ``Execute`` preprocessor without the Output-widget emulation."""
 
 

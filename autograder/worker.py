@@ -1,0 +1,102 @@
+"""A grading worker: ``python -m autograder.worker DIR`` grades jobs in its own course directory ``DIR``.
+
+Started and stopped by :class:`autograder.workers.WorkerPool`.  ``DIR`` holds a copy of the course's sources,
+release and gradebook, its ``nbgrader_config.py`` and the grading configuration
+(:data:`autograder.settings.GRADING_CONFIG`).  The worker reads :class:`~autograder.jobs.Job` lines on stdin and
+answers each with a :class:`~autograder.jobs.Reply` line on its original stdout; everything else it prints
+(nbgrader, the kernels' launchers) goes to stderr, the pool's ``worker.log``.  For each job it places the
+submitted notebooks in ``submitted/``, runs nbgrader's ``autograde`` (whose execution step is
+:class:`~autograder.preprocessors.safe_execute.SafeExecute`) and ``generate_feedback``, and sends the
+submission's gradebook rows and the executor's events back.  A job that raises gets an error reply; the worker
+goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any
+
+from nbgrader.apps.api import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
+
+from .diagnostics import last_error
+from .gradebook import export_submission
+from .jobs import Job, Reply
+from .settings import course_config
+import contextlib
+
+__all__ = ["grade_job", "serve", "main"]
+
+
+def grade_job(api: Any, root: Path, job: Job) -> Reply:
+    """Autograde one submission and generate its feedback in the worker's course directory ``root``."""
+    student, assignment = job.student, job.assignment
+    started = time.monotonic()
+    for sub in ("submitted", "autograded", "feedback"):
+        shutil.rmtree(root / sub / student / assignment, ignore_errors=True)
+    shutil.rmtree(root / "events" / student / assignment, ignore_errors=True)
+    dest = root / "submitted" / student / assignment
+    dest.mkdir(parents=True)
+    for f in job.files:
+        target = dest / f"{f.notebook}.ipynb"
+        if f.empty:  # unreadable submission: grade the untouched release notebook (zero)
+            shutil.copyfile(root / "release" / assignment / f"{f.notebook}.ipynb", target)
+        else:
+            shutil.copyfile(f.path, target)
+    if job.timestamp:
+        (dest / "timestamp.txt").write_text(job.timestamp)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings
+        res = api.autograde(assignment, student, force=True, create=True)
+    t_autograde = time.monotonic() - started
+    fb: dict[str, Any] = {"success": False}
+    if res.get("success") and job.feedback:
+        fb = api.generate_feedback(assignment, student, force=True)
+    data = export_submission(api.coursedir.db_url, assignment, student) if res.get("success") else None
+    events = {}
+    for p in sorted((root / "events" / student / assignment).glob("*.json")):
+        with contextlib.suppress(ValueError):
+            events[p.stem] = json.loads(p.read_text())
+    return Reply(student, assignment, bool(res.get("success")), data, last_error(res), bool(fb.get("success")),
+                 last_error(fb), events, round(time.monotonic() - started, 3), round(t_autograde, 3))
+
+
+def serve(root: Path) -> int:
+    """Serve jobs read as JSON lines on stdin; answer on the original stdout."""
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # anything else printed goes to the worker's log
+    root = root.resolve()
+    os.chdir(root)
+    config = course_config(root)
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    for line in sys.stdin:
+        data = json.loads(line)
+        try:
+            reply = grade_job(api, root, Job.from_json(data))
+        except Exception as exc:  # a broken job must not take the worker down
+            traceback.print_exc()
+            reply = Reply(data.get("student"), data.get("assignment"), False,
+                          error=f"{type(exc).__name__}: {exc}"[:400])
+        out.write(json.dumps(reply.to_json()) + "\n")
+        out.flush()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m autograder.worker DIR`` (internal: started by ``dp-course grade``)."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m autograder.worker DIR (internal; use `dp-course grade`)", file=sys.stderr)
+        return 2
+    return serve(Path(args[0]))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

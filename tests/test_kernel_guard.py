@@ -1,0 +1,226 @@
+"""The test guard (autograder.kernel_guard), in-process against an IPython shell: one case per surface.
+
+The guard is a standard-library module that the grader sends to each kernel; here it is imported and installed
+on ``InteractiveShell.instance()``, and "student" code runs through ``shell.run_cell`` as in a kernel.  Each
+test damages one surface and checks that :meth:`Guard.before` / :meth:`Guard.after` report it and put the
+genuine object back.  The fixture undoes whatever a failing test left (and unlocks ``math``/``numpy``), so the
+rest of the test process is not affected.  The whole file runs in well under a second.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.abc
+import math
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from autograder import kernel_guard
+
+pytestmark = pytest.mark.xdist_group("kernel_guard")
+
+
+@pytest.fixture
+def shell() -> Iterator[InteractiveShell]:
+    sh = InteractiveShell.instance()
+    saved = [(seq, list(seq)) for seq in (sys.path, sys.meta_path, sys.path_hooks)]
+    yield sh
+    sh.reset(new_session=False)
+    for seq, items in saved:
+        seq[:] = items
+
+
+@pytest.fixture
+def guard(shell: InteractiveShell) -> Iterator[kernel_guard.Guard]:
+    g = kernel_guard.make_guard(shell)
+    yield g
+    g.restore()   # whatever a failed test left behind
+    g.release()
+
+
+def _run(shell: InteractiveShell, code: str) -> Any:
+    result = shell.run_cell(code, store_history=False, silent=True)
+    return result.error_in_exec
+
+
+def test_a_clean_notebook_needs_no_fix(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    _run(shell, "import math\nimport numpy as np\nx = math.sqrt(4)")
+    assert guard.before() == {"fixes": [], "notes": []}
+    _run(shell, "y = np.isclose(x, 2.0)")
+    report = guard.after()
+    assert report == {"fixes": [], "notes": []} and ast.literal_eval(repr(report)) == report  # plain data
+
+
+def test_module_attributes_are_restored(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    _run(shell, "import math, builtins\nimport numpy as np\nvars(math)['isclose'] = lambda *a, **k: True\n"
+                "vars(np)['allclose'] = lambda *a, **k: True\nbuiltins.abs = lambda x: 0")
+    fixes = guard.before()["fixes"]
+    assert {"math.isclose was replaced", "numpy.allclose was replaced", "builtins.abs was replaced"} <= set(fixes)
+    assert math.isclose(1.0, 2.0) is False and abs(-3) == 3 and not np.allclose(1.0, 2.0)
+
+
+def test_locked_modules_refuse_assignment(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    error = _run(shell, "import math\nmath.isclose = lambda *a, **k: True")
+    assert isinstance(error, AttributeError) and "math.isclose is protected" in str(error)
+    error = _run(shell, "import numpy\ndel numpy.isclose")
+    assert isinstance(error, AttributeError) and "numpy.isclose is protected" in str(error)
+    assert _run(shell, "import math\nmath.my_own_constant = 3") is None   # new names are not the tests' helpers
+    guard.release()
+    assert type(sys.modules["math"]) is type(sys)
+
+
+def test_sys_modules_is_restored(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    _run(shell, "import sys, types\nfake = types.ModuleType('numpy')\nfake.isclose = lambda *a, **k: True\n"
+                "sys.modules['numpy'] = fake")
+    assert "sys.modules['numpy'] was replaced" in guard.before()["fixes"]
+    assert sys.modules["numpy"] is np
+    _run(shell, "import sys\nsys.modules = dict(sys.modules)")
+    assert "sys.modules was replaced" in guard.before()["fixes"]
+
+
+def test_input_transformers_are_restored(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    """A transformer that rewrites every later cell to ``pass`` would skip the tests."""
+    _run(shell, "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])")
+    assert "IPython cleanup_transforms were changed" in guard.before()["fixes"]
+    _run(shell, "checked = True")
+    assert shell.user_ns.get("checked") is True
+
+
+def test_ast_transformer_list_replaced(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    original = shell.ast_transformers
+    _run(shell, "get_ipython().ast_transformers = ['not a transformer']")
+    fixes = guard.before()["fixes"]
+    assert "IPython ast_transformers was replaced" in fixes and shell.ast_transformers is original
+
+
+def test_event_callbacks_of_the_notebook_are_removed(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    def from_a_library(*args: Any) -> None:   # its __module__ is this test module: an installed library's
+        return None
+
+    shell.events.register("post_run_cell", from_a_library)
+    _run(shell, "def spy(*args):\n    pass\nget_ipython().events.register('pre_run_cell', spy)")
+    fixes = guard.before()["fixes"]
+    assert fixes == ["IPython event callbacks for pre_run_cell were changed"]
+    assert shell.user_ns["spy"] not in shell.events.callbacks["pre_run_cell"]
+    assert from_a_library in shell.events.callbacks["post_run_cell"]
+    shell.events.unregister("post_run_cell", from_a_library)
+
+
+def test_methods_of_the_machinery_are_restored(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    shell.run_cell = lambda *a, **k: None   # type: ignore[method-assign]  # as a submission could
+    _run_cell_class = type(shell).run_cell
+    fixes = guard.before()["fixes"]
+    assert "InteractiveShell.run_cell was overridden" in fixes and "run_cell" not in vars(shell)
+    type(shell).sneaky = 1  # type: ignore[attr-defined]
+    assert "InteractiveShell.sneaky was added" in guard.before()["fixes"]
+    assert not hasattr(type(shell), "sneaky") and type(shell).run_cell is _run_cell_class
+
+
+class _Kernel:
+    """Stands in for ipykernel's kernel object: its message handlers."""
+
+    def __init__(self) -> None:
+        self.shell_handlers = {"execute_request": print}
+        self.control_handlers = {"shutdown_request": print}
+
+
+def test_kernel_message_handlers_are_restored(shell: InteractiveShell) -> None:
+    shell.kernel = _Kernel()
+    g = kernel_guard.make_guard(shell)
+    try:
+        shell.kernel.shell_handlers["execute_request"] = len   # would answer every later cell itself
+        assert g.before()["fixes"] == ["kernel message handlers were changed"]
+        assert shell.kernel.shell_handlers["execute_request"] is print
+    finally:
+        g.release()
+        del shell.kernel
+
+
+def test_streams_and_import_system_are_restored(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    stdout = sys.stdout
+
+    class Finder(importlib.abc.MetaPathFinder):
+        pass
+
+    _run(shell, "import io, sys\nsys.stdout = io.StringIO()")
+    sys.meta_path.insert(0, Finder())
+    fixes = guard.before()["fixes"]
+    assert "sys.stdout was replaced" in fixes and sys.stdout is stdout
+    assert "the import system (sys.path / sys.meta_path / sys.path_hooks) was changed" in fixes
+    assert not any(isinstance(f, Finder) for f in sys.meta_path)
+
+
+def test_the_working_folder_comes_last_on_the_path(shell: InteractiveShell) -> None:
+    """Files a notebook writes into its folder must not shadow installed packages."""
+    sys.path.insert(0, "")
+    g = kernel_guard.make_guard(shell)
+    try:
+        assert sys.path[-1] == "" and "" not in sys.path[:-1]
+    finally:
+        g.release()
+
+
+def test_trace_functions_are_removed(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    guard.before()
+    _run(shell, "import sys\nsys.setprofile(lambda *a: None)")
+    assert "a trace or profile function was installed" in guard.after()["fixes"]
+    assert sys.getprofile() is None
+
+
+def test_rebound_names_are_restored(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    _run(shell, "import numpy as np\nfrom math import isclose")
+    guard.before()   # records the names bound to genuine helpers
+    _run(shell, "np = None\nisclose = lambda *a, **k: True")
+    fixes = guard.before()["fixes"]
+    assert set(fixes) == {"the name 'np' was rebound", "the name 'isclose' was rebound"}
+    assert shell.user_ns["np"] is np
+    _run(shell, "import numpy.linalg as np")   # another genuine module: not a rebinding
+    assert guard.before()["fixes"] == []
+
+
+def test_a_patch_made_during_a_test_is_reported_after_it(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    """The student's function patches ``isclose`` when the test calls it: ``after`` sees it."""
+    _run(shell, "import math\ndef laplace_scale(s, e):\n    vars(math)['isclose'] = lambda *a, **k: True\n"
+                "    return 0.0")
+    assert guard.before()["fixes"] == []
+    _run(shell, "assert math.isclose(laplace_scale(1.0, 1.0), 1.0)")
+    assert "math.isclose was replaced" in guard.after()["fixes"]
+
+
+def test_background_threads_are_noted(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    guard.before()
+    _run(shell, "import threading\n_stop = threading.Event()\nthreading.Thread(target=_stop.wait, daemon=True).start()")
+    try:
+        assert guard.after()["notes"] == ["1 background thread(s) started by the notebook were running"]
+    finally:
+        shell.user_ns["_stop"].set()
+
+
+def test_modules_imported_by_a_cell_are_watched_after_it(shell: InteractiveShell,
+                                                          guard: kernel_guard.Guard) -> None:
+    fresh = [name for name in ("statistics", "fractions", "decimal") if name not in sys.modules]
+    if not fresh:
+        pytest.skip("every candidate module is already imported in this test process")
+    name = fresh[0]
+    guard.before()
+    _run(shell, f"import {name}")
+    guard.after()
+    module = sys.modules[name]
+    public = next(k for k in vars(module) if not k.startswith("_") and callable(vars(module)[k]))
+    original = vars(module)[public]
+    vars(module)[public] = lambda *a: None
+    try:
+        assert f"{name}.{public} was replaced" in guard.before()["fixes"]
+        assert vars(module)[public] is original
+    finally:
+        vars(module)[public] = original
+
+
+def test_watched_modules() -> None:
+    assert kernel_guard.watched("numpy.linalg") and kernel_guard.watched("dp_course.pld")
+    assert not kernel_guard.watched("numpy._core") and not kernel_guard.watched("json")
