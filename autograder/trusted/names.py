@@ -28,7 +28,7 @@ from . import codec, proxy
 
 __all__ = ["free_names", "resolve", "python_source"]
 
-_TRANSFORMER = TransformerManager()
+_TRANSFORMER = TransformerManager()  # type: ignore[no-untyped-call]
 
 
 def python_source(source: str) -> str:

@@ -123,7 +123,7 @@ class Unavailable:
 
     __call__ = __getattr__ = __setattr__ = __getitem__ = __iter__ = __len__ = __bool__ = _fail
     __float__ = __int__ = __index__ = __complex__ = __array__ = __contains__ = _fail
-    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _fail                       # type: ignore[assignment]
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _fail
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _fail
     __neg__ = __abs__ = __pow__ = __rpow__ = _fail
     __hash__ = None                                                                   # type: ignore[assignment]
@@ -170,7 +170,7 @@ class StudentLink:
         self._context.setsockopt(zmq.LINGER, 0)
         info = dict(connection_info)
         self._kc = BlockingKernelClient(context=self._context)
-        self._kc.load_connection_info(info)
+        self._kc.load_connection_info(info)  # type: ignore[arg-type]  # a plain dict of the same keys
         self._kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=True)
         self._hb = self._context.socket(zmq.DEALER)
         self._hb.connect(_url(info, "hb_port"))

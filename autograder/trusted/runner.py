@@ -194,7 +194,7 @@ def _executor(nb: NotebookNode, km: Any, kc: Any, settings: Settings, resources:
 
 
 def _error_output(ename: str, evalue: str) -> NotebookNode:
-    return NotebookNode(output_type="error", ename=ename, evalue=evalue,
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue,  # type: ignore[no-untyped-call]
                         traceback=[f"\x1b[0;31m{ename}\x1b[0m: {evalue}"])
 
 

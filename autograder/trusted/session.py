@@ -75,7 +75,7 @@ def format_warning(message: Warning | str, category: type[Warning], filename: st
 def install_display(shell: InteractiveShell) -> None:
     """One-line failures and source-free warnings in ``shell`` (idempotent)."""
     shell.InteractiveTB.set_mode("Minimal")
-    shell.set_custom_exc((BaseException,), _show_exception)
+    shell.set_custom_exc((BaseException,), _show_exception)  # type: ignore[no-untyped-call]
     warnings.formatwarning = format_warning
 
 
@@ -103,7 +103,7 @@ def begin(config: str) -> str:
     cfg = json.loads(config)
     _close_link()
     shell = _shell()
-    shell.reset(new_session=True)
+    shell.reset(new_session=True)  # type: ignore[no-untyped-call]
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is not None:
         pyplot.close("all")
