@@ -26,7 +26,9 @@ from typing import Any
 
 import nbformat
 
+from . import isolation
 from .course import NOTEBOOKS_DIR, make_course
+from .plaintext import latex_to_text, markdown_to_text
 from .sandbox import Limits
 
 __all__ = ["CheckedTest", "CheckResult", "find_assignment", "check_notebook"]
@@ -67,12 +69,28 @@ class CheckResult:
     def all_passed(self) -> bool:
         return all(t.passed for t in self.tests if t.passed is not None)
 
+    @property
+    def kernel_failed(self) -> str | None:
+        """Why the notebook could not be run at all (its kernel did not start), or ``None``."""
+        for e in self.events:
+            if e["kind"] == "kernel_start_failed":
+                return str(e.get("reason") or e["detail"])
+        return None
+
     def render(self) -> str:
-        """The report printed to the student."""
+        """The report printed to the student (plain text: LaTeX maths shown as Unicode)."""
         from .grading import EVENT_KINDS
 
-        lines = [f"Checked {self.filename or self.notebook + '.ipynb'} against the visible tests of "
-                 f"{self.assignment}.", ""]
+        name = self.filename or self.notebook + ".ipynb"
+        if self.kernel_failed:
+            return "\n".join([
+                f"{name} could not be checked: the Python kernel that runs it did not start.",
+                f"Why: {self.kernel_failed}",
+                "This is not caused by your notebook. What to do: run the check again; if it keeps failing, "
+                "run `python -m autograder.isolation` to see what this machine allows, try "
+                "`dp-course check --sandbox none` (your own notebook needs no sandbox), and if that fails too, "
+                "ask your instructor, quoting this message."])
+        lines = [f"Checked {name} against the visible tests of {self.assignment}.", ""]
         current = None
         for t in self.tests:
             if t.exercise != current:
@@ -83,12 +101,14 @@ class CheckResult:
                 lines.append(f"  [hand-graded] {t.grade_id} ({pts}): your written answer is graded by the instructor")
             else:
                 mark = "PASS" if t.passed else "FAIL"
-                lines.append(f"  [{mark}] {t.grade_id} ({pts})" + (f": {t.message}" if t.message else ""))
+                message = f": {latex_to_text(t.message)}" if t.message else ""
+                lines.append(f"  [{mark}] {t.grade_id} ({pts}){message}")
         probs = [e for e in self.events if EVENT_KINDS.get(e["kind"], ("info",))[0] in ("error", "flag")
                  and e["kind"] not in ("sandbox_off", "suspicious_code")]
         if probs:
             lines += ["", "Problems while running your notebook:"]
-            lines += [f"  - {EVENT_KINDS.get(e['kind'], ('', e['kind']))[1]}: {e['detail'][:300]}" for e in probs]
+            lines += [f"  - {EVENT_KINDS.get(e['kind'], ('', e['kind']))[1]}: {latex_to_text(e['detail'][:300])}"
+                      for e in probs]
         lines += ["", f"Visible tests passed: {self.passed_points:g} of {self.auto_points:g} autograded points.",
                   "Hidden tests also count when your notebook is graded; passing the visible ones is "
                   "necessary, not sufficient."]
@@ -158,14 +178,14 @@ def _check_course(assignment: str, notebooks_dir: Path) -> Path:
 
 
 def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_dir: Path = NOTEBOOKS_DIR,
-                   limits: Limits = Limits(), sandbox_mode: str = "auto") -> CheckResult:
+                   limits: Limits | None = None, sandbox_mode: str = "auto") -> CheckResult:
     """Run the visible tests of the course on a student's notebook, the way the grader runs them.
 
     Args:
         notebook: the student's ``.ipynb``.
         assignment: the lecture it belongs to (default: recognised from its cells or file name).
         notebooks_dir: the released notebooks (``notebooks/``); the hidden tests are not in them.
-        limits: time and resource limits (as for grading).
+        limits: time and resource limits (default: those of grading).
         sandbox_mode: ``auto``, ``bwrap`` or ``none``.
 
     Returns:
@@ -173,14 +193,16 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
 
     Raises:
         ValueError: the file is missing, too large, not a notebook, or matches no lecture.
+        RuntimeError: ``sandbox_mode="bwrap"`` but no sandbox works here (the message says why).
     """
     from nbgrader.api import Gradebook
     from nbgrader.apps.api import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
 
-    from . import grading, sandbox
+    from . import grading
 
+    limits = limits or Limits()
     notebook = Path(notebook)
     if not notebook.is_file():
         raise ValueError(f"notebook must be an existing .ipynb file, got {str(notebook)!r}")
@@ -199,7 +221,9 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
             names = sorted(p.parent.name for p in Path(notebooks_dir).glob("*/*.ipynb"))
             raise ValueError(f"assignment must be one of {names}, got {assignment!r}")
         nb_name = assignment
-    info = sandbox.probe(sandbox_mode)
+    info = isolation.probe(sandbox_mode)
+    if sandbox_mode == "bwrap" and not info.isolated:
+        raise RuntimeError("no sandbox works on this machine: " + "; ".join(info.problems))
     cached = _check_course(assignment, Path(notebooks_dir))
     with tempfile.TemporaryDirectory(prefix="dpc-check-") as tmp:
         root = Path(tmp) / "course"
@@ -242,7 +266,7 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
         if cell.cell_type == "markdown":
             m = _HEADING.search(str(cell.source))
             if m:
-                exercise = m.group(1).strip()
+                exercise = markdown_to_text(m.group(1))
         meta = cell.metadata.get("nbgrader") or {}
         gid = meta.get("grade_id")
         if not gid or not meta.get("grade") or gid not in scores:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Sequence
+from collections.abc import Sequence
 
 __all__ = ["main", "build_parser"]
 
@@ -30,6 +30,14 @@ examples:
   dp-course grade downloads/ --assignment 01_foundations --cell-timeout 30
   dp-course grade downloads/ --student-pattern '^(?P<student>[a-z]+\\d*)-'
 
+Student code runs in a sandbox (bubblewrap, installed with the course kit): no network, no view of the
+course directory, the solutions or other submissions. Where no sandbox works, grading refuses and says why;
+--no-sandbox runs the submissions anyway, unprotected (the course directory is then kept read-only to them;
+the report says what protection was in place). `python -m autograder.isolation` shows what this machine gives.
+
+The instructor sources come from --solutions DIR; by default the course repository's solutions/ (when run
+from a checkout) or ./solutions in the current directory.
+
 Re-running with the same output folder grades only new or changed submissions (use --force to re-grade
 everything). Output folder: grades.csv, feedback/<student>/<lecture>/<notebook>.html (hidden tests
 removed), report.html / report.md / scores.png, and course/ (an nbgrader course directory with the
@@ -43,7 +51,9 @@ examples:
 
 Runs the notebook top to bottom in a fresh kernel (as the grader does) and reports, per exercise, which
 visible tests pass and the points at stake. Hidden tests are not available here; they count when the
-instructor grades. Exit status: 0 if every visible test passes, 1 if not, 2 on error.
+instructor grades. The released notebooks come from --notebooks DIR; by default the course repository's
+notebooks/ or ./notebooks. Exit status: 0 if every visible test passes, 1 if not, 2 on error (also when the
+notebook could not be run at all).
 """
 
 _DEMO_EXAMPLES = """\
@@ -65,7 +75,7 @@ examples:
 """
 
 
-def _add_limits(p: argparse.ArgumentParser, *, cell: float, notebook: float) -> None:
+def _add_limits(p: argparse.ArgumentParser, *, cell: float, notebook: float, sandbox: bool = True) -> None:
     g = p.add_argument_group("limits")
     g.add_argument("--cell-timeout", type=float, default=cell, metavar="S",
                    help=f"seconds one cell may run (default {cell:g})")
@@ -75,9 +85,10 @@ def _add_limits(p: argparse.ArgumentParser, *, cell: float, notebook: float) -> 
                    help="address-space limit of each kernel (default 3072)")
     g.add_argument("--max-notebook-mb", type=float, default=20.0, metavar="MB",
                    help="larger notebook files are not opened (default 20)")
-    g.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
-                   help="auto: bubblewrap if it works here, else limits only (with a warning); "
-                        "bwrap: refuse to run without it; none: limits only")
+    if sandbox:
+        g.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
+                       help="auto: the sandbox if it works here, else limits only (with a note); "
+                            "bwrap: refuse to run without it; none: limits only")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -105,18 +116,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="re-grade unchanged submissions too")
     p.add_argument("--student-pattern", metavar="REGEX",
                    help="regular expression with (?P<student>...) applied to each file's relative path")
-    p.add_argument("--solutions", type=Path, default=None, metavar="DIR", help=argparse.SUPPRESS)
+    p.add_argument("--solutions", type=Path, default=None, metavar="DIR",
+                   help="the instructor sources: <lecture>/<lecture>.ipynb with solutions and hidden tests "
+                        "(default: the course repository's solutions/, else ./solutions)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-feedback", action="store_true",
                    help="skip the per-student HTML feedback (faster; grades and report only)")
-    _add_limits(p, cell=60, notebook=600)
+    _add_limits(p, cell=60, notebook=600, sandbox=False)
+    g = p.add_argument_group("safety")
+    g.add_argument("--no-sandbox", action="store_true",
+                   help="UNSAFE: run the submissions even where no sandbox works (they can then read your files "
+                        "and use the network); grading refuses without this flag")
 
     p = sub.add_parser("check", help="check your notebook against the visible tests", epilog=_CHECK_EXAMPLES,
                        formatter_class=fmt, description="Run the visible tests on your notebook, as the "
                        "grader does.")
     p.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="your .ipynb file")
     p.add_argument("--assignment", metavar="LECTURE", help="the lecture (default: recognised automatically)")
-    p.add_argument("--notebooks", type=Path, default=None, metavar="DIR", help=argparse.SUPPRESS)
+    p.add_argument("--notebooks", type=Path, default=None, metavar="DIR",
+                   help="the released student notebooks (default: the course repository's notebooks/, "
+                        "else ./notebooks)")
     _add_limits(p, cell=60, notebook=600)
 
     p = sub.add_parser("demo", help="grade a sample class in a temporary course", epilog=_DEMO_EXAMPLES,
@@ -147,39 +166,48 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "release":
             from . import release
+            from .course import SOLUTIONS_DIR, assignments
 
+            if not assignments(SOLUTIONS_DIR):
+                raise ValueError("release regenerates notebooks/ from solutions/ in the course repository, and "
+                                 f"{SOLUTIONS_DIR} holds no lecture: run it from a checkout "
+                                 "(python3 run.py course release)")
             return release.main([*args.lectures, *(["--check"] if args.check else [])])
         if args.command == "grade":
-            from .course import SOLUTIONS_DIR
+            from .course import course_folder
             from .grading import grade
 
-            run = grade(args.submissions, args.output, solutions_dir=args.solutions or SOLUTIONS_DIR,
+            run = grade(args.submissions, args.output, solutions_dir=course_folder("solutions", args.solutions),
                         assignments=args.assignment, workers=args.workers, limits=_limits(args),
-                        sandbox_mode=args.sandbox, force=args.force, progress=not args.no_progress,
-                        student_pattern=args.student_pattern, feedback=not args.no_feedback)
+                        sandbox_mode="none" if args.no_sandbox else "bwrap", force=args.force,
+                        progress=not args.no_progress, student_pattern=args.student_pattern,
+                        feedback=not args.no_feedback)
             print(run.table())
             print()
             print(f"grades:   {run.grades_csv}")
             if not args.no_feedback:
                 print(f"feedback: {run.output_dir / 'feedback'}")
             print(f"report:   {run.report_html}")
+            print("protection: " + "; ".join(line.strip() for line in run.sandbox.splitlines()[:3]))
             if run.unmatched:
                 print(f"note: {len(run.unmatched)} file(s) could not be matched to a student and a lecture; "
                       "see the report")
             return 0
         if args.command == "check":
             from .checking import check_notebook
-            from .course import NOTEBOOKS_DIR
-            from .sandbox import probe
+            from .course import course_folder
+            from .isolation import probe
 
+            notebooks = course_folder("notebooks", args.notebooks)
             info = probe(args.sandbox)
-            if not info.isolated:
-                print("note: your notebook runs without a sandbox on this machine (fine for your own code).",
-                      file=sys.stderr)
-            result = check_notebook(args.notebook, assignment=args.assignment,
-                                    notebooks_dir=args.notebooks or NOTEBOOKS_DIR, limits=_limits(args),
-                                    sandbox_mode=args.sandbox)
+            if not info.isolated and args.sandbox != "none":
+                print("note: no sandbox on this machine, so your notebook runs as your user with time limits only "
+                      f"(fine for your own code). Why: {'; '.join(info.problems)}", file=sys.stderr)
+            result = check_notebook(args.notebook, assignment=args.assignment, notebooks_dir=notebooks,
+                                    limits=_limits(args), sandbox_mode=args.sandbox)
             print(result.render())
+            if result.kernel_failed:
+                return 2
             return 0 if result.all_passed else 1
         if args.command == "demo":
             from .demo import run_demo

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import nbformat
 
@@ -27,14 +27,42 @@ HEADER_NOTEBOOK = "header.ipynb"
 HEADER_CELL_ID = "how-to-use-this-notebook"
 
 __all__ = ["REPO_ROOT", "SOLUTIONS_DIR", "NOTEBOOKS_DIR", "CONFIG_FILE", "HEADER_TEMPLATE", "HEADER_NOTEBOOK",
-           "HEADER_CELL_ID", "assignments", "subprocess_env", "nbgrader", "header_notebook", "make_course",
-           "submit", "autograde", "CellGrade", "read_grades"]
+           "HEADER_CELL_ID", "assignments", "course_folder", "subprocess_env", "nbgrader", "header_notebook",
+           "make_course", "submit", "autograde", "CellGrade", "read_grades"]
 
 
 def assignments(solutions_dir: Path = SOLUTIONS_DIR) -> list[str]:
-    """Names of the assignments: every ``solutions/<name>/`` that holds ``<name>.ipynb``, sorted."""
+    """Names of the assignments: every ``solutions/<name>/`` that holds ``<name>.ipynb``, sorted (none if the
+    folder does not exist)."""
+    if not Path(solutions_dir).is_dir():
+        return []
     return sorted(p.name for p in Path(solutions_dir).iterdir()
                   if p.is_dir() and (p / f"{p.name}.ipynb").is_file())
+
+
+def course_folder(kind: str, given: Path | None = None) -> Path:
+    """The folder of instructor sources (``kind="solutions"``) or released notebooks (``kind="notebooks"``).
+
+    ``given`` (a command-line option) wins; else the course repository's own folder when the kit runs from a
+    checkout (``python3 run.py`` or an editable install); else ``./<kind>`` in the current directory (the kit
+    installed with ``pip install .``, run from a copy of the course).
+
+    Raises:
+        ValueError: no such folder with at least one lecture (``<name>/<name>.ipynb``) is found; the message
+            says where it looked and which option names one.
+    """
+    option = {"solutions": "--solutions", "notebooks": "--notebooks"}
+    if kind not in option:
+        raise ValueError(f"kind must be one of {sorted(option)}, got {kind!r}")
+    tried = [Path(given)] if given is not None else [REPO_ROOT / kind, Path.cwd() / kind]
+    for folder in tried:
+        if assignments(folder):
+            return folder.resolve()
+    what = "instructor sources (solutions, hidden tests)" if kind == "solutions" else "released student notebooks"
+    where = " or ".join(str(p.resolve()) for p in tried)
+    raise ValueError(f"{option[kind]} must be a folder of {what} with <lecture>/<lecture>.ipynb inside; none found "
+                     f"in {where}. Pass {option[kind]} DIR, or run dp-course from the course repository (or a "
+                     f"folder that holds its {kind}/)")
 
 
 def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:

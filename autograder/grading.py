@@ -28,6 +28,7 @@ if __name__ == "__main__":  # a grading worker: skip a slow optional import of j
     sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
 
 import ast
+import contextlib
 import dataclasses
 import datetime as _dt
 import hashlib
@@ -52,7 +53,7 @@ from nbgrader import utils as nbutils
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Dict, Float, Integer, List, Unicode
 
-from . import headless, sandbox
+from . import headless, isolation, protect, sandbox
 from .course import SOLUTIONS_DIR, assignments as list_assignments, make_course, subprocess_env
 from .sandbox import Limits
 
@@ -67,6 +68,7 @@ EVENT_KINDS = {
     "not_a_notebook": ("error", "not a Jupyter notebook"),
     "nbgrader_failed": ("error", "nbgrader could not grade it"),
     "not_graded": ("error", "could not be graded"),
+    "kernel_start_failed": ("error", "the kernel could not start"),
     "kernel_died": ("error", "kernel died"),
     "kernel_unresponsive": ("error", "kernel stopped (did not respond to an interrupt)"),
     "notebook_timeout": ("error", "notebook time limit reached"),
@@ -446,7 +448,9 @@ class SafeExecute(headless.NoOutputWidget, Execute):
         self._truncated: set[int] = set()
         nb_name = (self.resources.get("nbgrader") or {}).get("notebook")
         self._nb_name = nb_name
-        info = sandbox.probe(self.sandbox)
+        info = isolation.probe(self.sandbox)
+        if self.sandbox == "bwrap" and not info.isolated:  # the grader found a sandbox; this worker must too
+            raise RuntimeError("the sandbox does not work in this grading worker: " + "; ".join(info.problems))
         if not info.isolated:
             self._events.append(_event("sandbox_off", "; ".join(info.problems) or "no sandbox",
                                        notebook=nb_name))
@@ -462,7 +466,8 @@ class SafeExecute(headless.NoOutputWidget, Execute):
             _copy_workdir(src, workdir)
             limits = self._kernel_limits()
             plan = sandbox.KernelPlan(
-                mode=info.mode, bwrap=info.bwrap, drop_uid=info.drops_uid, workdir=str(workdir),
+                mode=info.mode, bwrap=info.bwrap, drop_uid=info.drops_uid, limit_processes=info.limits_processes,
+                workdir=str(workdir),
                 conn_dir=str(self._conn_dir), ro_paths=tuple(self._ro_paths()), limits=limits.to_json(),
                 log_file=str(base / "kernel.log"),
                 mpl_cache=self.mpl_cache if self.mpl_cache and Path(self.mpl_cache).is_dir() else None)
@@ -490,7 +495,13 @@ class SafeExecute(headless.NoOutputWidget, Execute):
         stopped: str | None = None
         self._guard_name = "_dpc_guard_" + os.urandom(8).hex()
         guard_call = run_sync(self._async_guard_call)
-        with self.setup_kernel(cwd=str(self._plan_path.parent / "w")):
+        kernel = contextlib.ExitStack()
+        try:
+            kernel.enter_context(self.setup_kernel(cwd=str(self._plan_path.parent / "w")))
+        except Exception as exc:  # noqa: BLE001 - whatever stopped it, nothing of the notebook can run
+            self._kernel_start_failed(exc)
+            return
+        with kernel:
             assert self.kc is not None
             info_msg = self.wait_for_reply(self.kc.kernel_info())
             if info_msg is not None:
@@ -535,9 +546,11 @@ class SafeExecute(headless.NoOutputWidget, Execute):
                     cell.outputs.append(_error_output(
                         "DeadKernelError", "the kernel died while running this cell (the code exited, "
                         "was killed, or exceeded a resource limit)"))
-                    self._events.append(_event("kernel_died", f"in cell {index}"
-                                               f"{' (' + cell_id + ')' if cell_id else ''}", cell_id,
-                                               self._nb_name))
+                    self._events.append(_event(
+                        "kernel_died", f"in cell {index}{' (' + cell_id + ')' if cell_id else ''}: the code "
+                        f"exited (sys.exit, os._exit), was killed, or went over a limit (memory "
+                        f"{limits.memory_mb} MiB, files {limits.max_file_mb} MiB, CPU time); later cells were not run",
+                        cell_id, self._nb_name))
                     continue
                 except (CellTimeoutError, TimeoutError, RuntimeError) as exc:
                     stopped = "not run: the kernel was stopped after an earlier cell did not respond"
@@ -582,6 +595,32 @@ class SafeExecute(headless.NoOutputWidget, Execute):
                     cell.outputs.append(_error_output(
                         "GradingIntegrityError", "the grader could not verify that this test ran with the "
                         "original helpers; the test scores zero"))
+
+    def _kernel_start_failed(self, exc: BaseException) -> None:
+        """The kernel did not start: every code cell says why (nothing ran) and an event records it."""
+        with contextlib.suppress(Exception):  # it may never have existed
+            self._cleanup_kernel()
+        try:
+            log = (self._plan_path.parent / "kernel.log").read_text(errors="replace")
+        except OSError:
+            log = ""
+        lines = [ln for ln in _clean_kernel_log(log).split(" | ") if ln]
+        excs = [ln for ln in lines if _EXC_LINE.match(ln)]
+        why = (excs or lines or [f"{type(exc).__name__}: {exc}"])[-1][:300]
+        hint = next((h for pattern, h in _START_HINTS if re.search(pattern, why, re.IGNORECASE)), "")
+        why += f" -- {hint}" if hint else ""
+        text = (f"not run: the Python kernel could not start ({why}). This is a problem of the machine that runs "
+                "the notebook, not of the notebook.")
+        for cell in self.nb.cells:
+            if cell.cell_type == "code" and cell.source.strip():
+                cell.outputs = [_error_output("KernelStartError", text)]
+                cell.execution_count = None
+        event = _event("kernel_start_failed", f"{why}. Nothing of the notebook ran, so it scores zero. This is a "
+                       "problem of the grading machine, not of the submission: fix it (see the kernel's message) "
+                       "and run dp-course grade again; this submission is then graded again.",
+                       notebook=self._nb_name)
+        event["reason"] = why
+        self._events.append(event)
 
     async def _async_guard_call(self, code: str, timeout: float, report: bool = True) -> dict[str, Any] | None:
         """Run trusted code silently in the kernel; return the guard's report, or None if it failed.
@@ -1060,8 +1099,11 @@ def prepare_mpl_cache(dest: Path) -> Path | None:
     if any(dest.glob("fontlist-*.json")):
         return dest
     dest.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([sandbox.PYTHON, "-c", "import matplotlib.font_manager"],
-                          env=subprocess_env({"MPLCONFIGDIR": str(dest)}), capture_output=True, timeout=300)
+    try:
+        proc = subprocess.run([sandbox.PYTHON, "-c", "import matplotlib.font_manager"],
+                              env=subprocess_env({"MPLCONFIGDIR": str(dest)}), capture_output=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired):  # no cache then: each kernel builds its own
+        return None
     return dest if proc.returncode == 0 and any(dest.glob("fontlist-*.json")) else None
 
 
@@ -1134,6 +1176,17 @@ def _worker_job(api, root: Path, job: dict[str, Any]) -> dict[str, Any]:
             "seconds": round(time.monotonic() - started, 3), "autograde_seconds": round(t_autograde, 3)}
 
 
+_START_HINTS = [
+    (r"thread|Resource temporarily unavailable", "it could not start a thread: a limit on the number of processes "
+     "and threads (ulimit -u, RLIMIT_NPROC) was reached"),
+    (r"MemoryError|Cannot allocate memory", "out of memory: the memory limit (--memory-mb) or the machine's memory"),
+    (r"No such file or directory|FileNotFoundError", "a file the kernel needs is missing: is the Python environment "
+     "complete (python3 run.py setup)?"),
+    (r"Permission denied|PermissionError", "the kernel may not read something it needs: check the permissions of "
+     "the Python environment"),
+]
+"""Patterns of a kernel's last words when it cannot start, and what they mean."""
+
 _EXC_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))(?::\s*(.*))?$")
 
 
@@ -1143,7 +1196,7 @@ def _last_error(res: dict[str, Any]) -> str:
         return ""
     text = "\n".join(x for x in (res.get("log"), res.get("error")) if x)
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    excs = [ln.strip() for ln in lines if _EXC_LINE.match(ln)]
+    excs = [ln.strip() for ln in lines if _EXC_LINE.match(ln) and "above traceback" not in ln]
     if excs:
         return excs[-1][:400]
     errs = [ln for ln in lines if "[ERROR]" in ln and "see the" not in ln.lower()]
@@ -1156,7 +1209,7 @@ class _Worker:
     def __init__(self, index: int, wdir: Path, master: Path, config_extra: str):
         self.index = index
         self.wdir = wdir
-        shutil.rmtree(wdir, ignore_errors=True)
+        protect.remove_tree(wdir)  # its sources may be read-only copies of a sealed course
         wdir.mkdir(parents=True)
         for sub in ("source", "release"):
             if (master / sub).is_dir():
@@ -1385,7 +1438,7 @@ def _scores(master_db: Path, assignment: str, student: str) -> tuple[float, floa
 
 def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTIONS_DIR,
           assignments: Sequence[str] | None = None, workers: int | None = None, limits: Limits = Limits(),
-          sandbox_mode: str = "auto", force: bool = False, progress: bool = True,
+          sandbox_mode: str = "bwrap", force: bool = False, progress: bool = True,
           student_pattern: str | None = None, guard: bool = True, feedback: bool = True,
           log: Callable[[str], None] | None = None) -> GradeRun:
     """Grade every submission under ``submissions``; write grades, feedback and the report to ``output_dir``.
@@ -1397,7 +1450,10 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
         assignments: which assignments to grade (default: all in ``solutions_dir``).
         workers: parallel worker processes (default: number of CPU cores).
         limits: time, memory, process, file-size, output and notebook-size limits.
-        sandbox_mode: ``"auto"``, ``"bwrap"`` or ``"none"`` (see :func:`autograder.sandbox.probe`).
+        sandbox_mode: ``"bwrap"`` (default: refuse unless the sandbox works here), ``"none"`` (the explicit
+            opt-in of ``--no-sandbox``: kernels run on the host, the course directory kept from them by
+            permissions, see :mod:`autograder.protect`) or ``"auto"`` (the sandbox if it works, else as
+            ``"none"``; for the demo's own sample class).  See :func:`autograder.isolation.probe`.
         force: re-grade every submission, even unchanged ones.
         progress: show a progress bar with an ETA on stderr.
         student_pattern: regular expression with a group ``(?P<student>...)`` for unusual file names.
@@ -1410,7 +1466,8 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
 
     Raises:
         ValueError: bad ``submissions``, ``assignments`` or ``workers``.
-        RuntimeError: ``sandbox_mode="bwrap"`` on a machine where bubblewrap does not work.
+        RuntimeError: the submissions cannot be protected as ``sandbox_mode`` asks (no sandbox here; or, as
+            root without one, no dedicated uid can run the kernels); the message says why and what to do.
     """
     from . import report
 
@@ -1419,12 +1476,15 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
     say = log or (lambda s: print(s, file=sys.stderr, flush=True))
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
-    if sandbox_mode not in sandbox.SANDBOX_MODES:
-        raise ValueError(f"sandbox_mode must be one of {sandbox.SANDBOX_MODES}, got {sandbox_mode!r}")
+    if sandbox_mode not in isolation.SANDBOX_MODES:
+        raise ValueError(f"sandbox_mode must be one of {isolation.SANDBOX_MODES}, got {sandbox_mode!r}")
     nbs = notebook_names(solutions_dir, assignments)
     if not nbs:
         raise ValueError(f"solutions_dir must contain at least one assignment, got {str(solutions_dir)!r}")
-    info = sandbox.probe(sandbox_mode)
+    info = isolation.probe(sandbox_mode)
+    refusal = isolation.grading_refusal(info, sandbox_mode)
+    if refusal:
+        raise RuntimeError(refusal)
     warning = info.warning()
     if warning:
         say(warning)
@@ -1442,14 +1502,17 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
                                        for a in sorted(nbs)).encode()).hexdigest()
     settings = json.dumps({"limits": limits.to_json(), "sandbox": info.mode, "guard": guard,
                            "feedback": feedback}, sort_keys=True)
+    protect.unseal(course)  # an earlier run without a sandbox may have stopped with it sealed
     if state.get("course") != course_fp or not (course / "gradebook.db").is_file():
         if course.exists():
             say("grade: the assignments changed since the last run; re-grading everything")
-        shutil.rmtree(course, ignore_errors=True)
+        protect.remove_tree(course)
         shutil.rmtree(out / "feedback", ignore_errors=True)
         state = {"course": course_fp, "submissions": {}}
         make_course(course, sorted(nbs), solutions_dir=solutions_dir)
     state.setdefault("submissions", {})
+    for private in (course, out / "work"):  # kernels without a sandbox must not even read these
+        protect.make_private(private)
 
     with tempfile.TemporaryDirectory(prefix="dpc-intake-") as tmp:
         releases = {(a, nb): nbformat.read(course / "release" / a / f"{nb}.ipynb", as_version=4)
@@ -1468,11 +1531,18 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
         n_workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
         total_nbs = sum(len(nbs[k[1]]) for k, _, _ in todo)
         say(f"grade: {len(jobs_all)} submissions found ({intake.layout}); {len(todo)} to grade, "
-            f"{len(jobs_all) - len(todo)} unchanged; {n_workers} worker(s); sandbox: {info.mode}")
+            f"{len(jobs_all) - len(todo)} unchanged; {n_workers} worker(s); "
+            f"sandbox: {'bubblewrap (' + str(info.bwrap_origin) + ')' if info.isolated else 'NONE'}")
         bar = _Progress(total_nbs, progress)
         timings["intake"] = time.monotonic() - t0 - timings["setup"]
-        results_now = _run_jobs(todo, nbs, course, out, n_workers, limits, info, guard, bar, state,
-                                state_path, say, feedback)
+        if not info.isolated:
+            protect.seal(course)
+        try:
+            results_now = _run_jobs(todo, nbs, course, out, n_workers, limits, info, guard, bar, state,
+                                    state_path, say, feedback)
+        finally:
+            for sealed in (course, *(out / "work").glob("w*")):  # workers copied their sources from it
+                protect.unseal(sealed)
         notebooks_graded = sum(len(nbs[k[1]]) for k, _, _ in todo)
 
     # grades.csv through nbgrader's own exporter
@@ -1618,7 +1688,8 @@ def _run_jobs(todo, nbs, course: Path, out: Path, n_workers: int, limits: Limits
                 nxt = next_job()
                 if nxt:
                     w.send(nxt)
-                _finish(job, reply, w, files, h, course, out, nbs, hidden, state, state_path)
+                with protect.unsealed(course, enabled=not info.isolated):
+                    _finish(job, reply, w, files, h, course, out, nbs, hidden, state, state_path)
                 done.add(f"{key[0]}/{key[1]}")
                 bar.update(len(nbs[key[1]]), f"{key[0]}/{key[1]} ({reply['seconds']:.1f} s)")
             active = sum(1 for w in workers if w.job)
@@ -1716,7 +1787,8 @@ def _finish(job, reply, w: _Worker, files: list[SubmissionFile], h: str, course:
     result = {"student": student, "assignment": assignment, "files": [f.origin for f in files],
               "score": score, "max_score": max_score, "exercises": exercises, "events": events,
               "seconds": reply.get("seconds", 0.0), "feedback": feedback, "needs_manual_grade": manual}
-    state["submissions"][f"{student}/{assignment}"] = {"hash": h, "result": result}
+    retry = any(e["kind"] == "kernel_start_failed" for e in events)  # a machine problem: grade it again next run
+    state["submissions"][f"{student}/{assignment}"] = {"hash": "" if retry else h, "result": result}
     _atomic_write(state_path, json.dumps(state, indent=1))
 
 

@@ -4,13 +4,15 @@ nbgrader's ``generate_feedback`` renders the autograded notebook, whose test cel
 -- hidden tests included (nbgrader restores them from the gradebook before running them).
 :class:`StripHiddenTests` runs inside ``generate_feedback`` (see :mod:`autograder.grading`) and removes:
 
-* the ``BEGIN HIDDEN TESTS`` ... ``END HIDDEN TESTS`` regions from the test cells' source;
+* the hidden-test regions (``BEGIN HIDDEN TESTS`` ... ``END HIDDEN TESTS``, or whatever nbgrader's
+  ``ClearHiddenTests.begin_test_delimeter`` / ``end_test_delimeter`` are configured to) from the test cells' source;
 * the outputs of test cells that contain hidden tests, except the error name and assertion message;
 * any output, anywhere in the notebook, that quotes a line of hidden test code (a submission can print
   what it finds in its caller's frame).
 
-After rendering, :func:`leaked_hidden_lines` checks the HTML itself; if any hidden line is still found
-there, the grader replaces the page by a score-only summary (:func:`fallback_feedback`).
+After rendering, :func:`leaked_hidden_lines` checks the HTML itself against :func:`hidden_test_lines` (read with
+the delimiters of the course's ``nbgrader_config.py``); if any hidden line is still found there, the grader
+replaces the page by a score-only summary (:func:`fallback_feedback`).
 
 :func:`write_report` writes ``report.html`` / ``report.md`` with a per-exercise score-distribution plot
 (``scores.png``), the grade table, and every submission that failed or was flagged, and why.
@@ -23,52 +25,66 @@ import html as _html
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
 
 import nbformat
 from nbgrader.preprocessors import ClearHiddenTests
 from traitlets import Bool
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
 
 if TYPE_CHECKING:  # pragma: no cover
     from .grading import GradeRun
 
-__all__ = ["StripHiddenTests", "hidden_test_lines", "leaked_hidden_lines", "fallback_feedback",
+__all__ = ["StripHiddenTests", "test_delimiters", "hidden_test_lines", "leaked_hidden_lines", "fallback_feedback",
            "write_report", "exercise_table"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _MIN_CHARS = 10  # hidden lines shorter than this (without blanks) carry too little to check reliably
-BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 
 
 def _norm(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def _hidden_regions(source: str) -> list[str]:
+def _hidden_regions(source: str, begin: str, end: str) -> list[str]:
+    """The non-blank lines between the ``begin`` and ``end`` delimiters (nbgrader's rule: a line containing one)."""
     lines, inside, out = source.split("\n"), False, []
     for line in lines:
-        if BEGIN in line:
+        if begin in line:
             inside = True
-        elif END in line:
+        elif end in line:
             inside = False
         elif inside and line.strip():
             out.append(line.strip())
     return out
 
 
+def test_delimiters(course: Path) -> tuple[str, str]:
+    """nbgrader's ``(begin_test_delimeter, end_test_delimeter)`` as configured in ``course/nbgrader_config.py``."""
+    config = Config()
+    if (Path(course) / "nbgrader_config.py").is_file():
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    configured = ClearHiddenTests(config=config)
+    return configured.begin_test_delimeter, configured.end_test_delimeter
+
+
 def hidden_test_lines(course: Path) -> dict[str, dict[str, list[str]]]:
     """``{assignment: {notebook: [hidden test lines]}}`` from the course's source notebooks.
 
-    Lines that also appear anywhere in the student (release) version are left out: they are not secret.
+    The regions are found with the course's configured delimiters (:func:`test_delimiters`).  Lines that also
+    appear anywhere in the student (release) version are left out: they are not secret.
     """
     course = Path(course)
+    begin, end = test_delimiters(course)
     out: dict[str, dict[str, list[str]]] = {}
     for src in sorted((course / "source").glob("*/*.ipynb")):
         assignment, nb_name = src.parent.name, src.stem
         nb = nbformat.read(src, as_version=4)
         lines: list[str] = []
         for cell in nb.cells:
-            lines += _hidden_regions(str(cell.source))
+            lines += _hidden_regions(str(cell.source), begin, end)
         release = course / "release" / assignment / src.name
         visible: set[str] = set()
         if release.is_file():
@@ -102,13 +118,13 @@ class StripHiddenTests(ClearHiddenTests):
     def preprocess(self, nb, resources):
         secrets: list[str] = []
         for cell in nb.cells:
-            secrets += _hidden_regions(str(cell.source))
+            secrets += _hidden_regions(str(cell.source), self.begin_test_delimeter, self.end_test_delimeter)
         self._secrets = sorted({s for s in secrets if len(_norm(s)) >= 4}, key=len, reverse=True)
         self._secrets_norm = [(_norm(s)) for s in self._secrets if len(_norm(s)) >= _MIN_CHARS]
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
-        had_hidden = BEGIN in str(cell.source)
+        had_hidden = self.begin_test_delimeter in str(cell.source)
         cell, resources = super().preprocess_cell(cell, resources, cell_index)
         if had_hidden:
             cell.source = cell.source.rstrip("\n") + "\n# (hidden tests are not shown)"
@@ -168,7 +184,7 @@ def fallback_feedback(student: str, assignment: str, notebook: str, exercises: d
 # The instructor's report
 
 
-def exercise_table(run: "GradeRun") -> dict[str, dict[str, list[tuple[float | None, float]]]]:
+def exercise_table(run: GradeRun) -> dict[str, dict[str, list[tuple[float | None, float]]]]:
     """``{assignment: {exercise: [(score or None if hand-grading is pending, max) per submission]}}``."""
     table: dict[str, dict[str, list[tuple[float | None, float]]]] = {}
     for r in run.results:
@@ -185,7 +201,7 @@ def _buckets(vals: list[tuple[float | None, float]]) -> tuple[int, int, int, int
     return full, len(vals) - full - zero - pend, zero, pend
 
 
-def _plot(run: "GradeRun", path: Path) -> Path | None:
+def _plot(run: GradeRun, path: Path) -> Path | None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -209,8 +225,8 @@ def _plot(run: "GradeRun", path: Path) -> Path | None:
     for vals_, color, label in ((full, "#2a9d8f", "full marks"), (part, "#e9c46a", "partial"),
                                 (zero, "#e76f51", "zero"), (pend, "#bbbbbb", "to grade by hand")):
         ax.barh(y, vals_, left=left, color=color, label=label)
-        left = [a + b for a, b in zip(left, vals_)]
-    for yi, (a, ex, vals) in zip(y, rows):
+        left = [a + b for a, b in zip(left, vals_, strict=True)]
+    for yi, (_, _, vals) in zip(y, rows, strict=True):
         done = [s for s, _ in vals if s is not None]
         text = f"mean {sum(done) / len(done):.2g}/{vals[0][1]:g}" if done else "pending"
         ax.text(1.01, yi, text, va="center", fontsize=8)
@@ -227,7 +243,7 @@ def _plot(run: "GradeRun", path: Path) -> Path | None:
     return path
 
 
-def _problems(run: "GradeRun") -> list[tuple[Any, list[dict[str, Any]]]]:
+def _problems(run: GradeRun) -> list[tuple[Any, list[dict[str, Any]]]]:
     from .grading import EVENT_KINDS
 
     out = []
@@ -239,7 +255,7 @@ def _problems(run: "GradeRun") -> list[tuple[Any, list[dict[str, Any]]]]:
     return out
 
 
-def write_report(run: "GradeRun", course: Path) -> tuple[Path, Path]:
+def write_report(run: GradeRun, course: Path) -> tuple[Path, Path]:
     """Write ``report.md``, ``report.html`` and ``scores.png`` into the run's output folder."""
     from .grading import EVENT_KINDS
 
@@ -261,7 +277,7 @@ def write_report(run: "GradeRun", course: Path) -> tuple[Path, Path]:
            f"- time: {run.seconds:.1f} s in total with {run.workers} worker(s); "
            + (f"{graded_seconds / n_nb:.1f} s of worker time per notebook" if run.graded_now else
               "nothing needed grading"),
-           *([f"- phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in run.timings.items())]
+           *(["- phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in run.timings.items())]
              if run.timings else []),
            "", "```", run.sandbox, "```", "", "## Grades", "", "| student | assignment | score | max | manual "
            "grading pending |", "| --- | --- | ---: | ---: | --- |"]

@@ -40,7 +40,7 @@ from dp_accounting.rdp import rdp_privacy_accountant  # noqa: E402
 
 from dp_course.composition import optimal_composition_delta, optimal_composition_epsilon  # noqa: E402
 from dp_course.dpsgd import dpsgd_epsilon_and_order  # noqa: E402
-from dp_course.renyi import DEFAULT_ORDERS  # noqa: E402
+from dp_course.rdp_accounting import DEFAULT_ORDERS  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 COMMAND = "PATH=.venv/bin:$PATH python benchmarks/bench_accounting.py"

@@ -44,7 +44,8 @@ import nbformat  # noqa: E402
 
 from autograder import course, demo  # noqa: E402
 from autograder.grading import grade  # noqa: E402
-from autograder.sandbox import Limits, probe  # noqa: E402
+from autograder.isolation import probe  # noqa: E402
+from autograder.sandbox import Limits  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 

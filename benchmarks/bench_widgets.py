@@ -37,8 +37,9 @@ from dp_course import widgets  # noqa: E402
 from dp_course.divergences import privacy_profile  # noqa: E402
 from dp_course.dpsgd import dpsgd_rdp  # noqa: E402
 from dp_course.mechanisms import GaussianMechanism, LaplaceMechanism, RandomizedResponse  # noqa: E402
-from dp_course.renyi import rdp_to_dp_epsilon_and_order  # noqa: E402
-from dp_course.simulation import leaky_randomized_response, simulation_map  # noqa: E402
+from dp_course.rdp_accounting import rdp_to_dp_epsilon_and_order  # noqa: E402
+from dp_course.leaky import leaky_randomized_response  # noqa: E402
+from dp_course.simulation import simulation_map  # noqa: E402
 
 BUDGET = 0.100
 RESULTS = Path(__file__).resolve().parent / "results"

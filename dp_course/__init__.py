@@ -5,11 +5,14 @@ Modules, one idea each:
 * :mod:`dp_course.mechanisms` – randomized response, Laplace, Gaussian, name-and-shame
 * :mod:`dp_course.pld` – privacy loss distributions (exact, Gaussian, discretised) and their composition (a package)
 * :mod:`dp_course.divergences` – hockey-stick, privacy profile, KL, total variation, Rényi
-* :mod:`dp_course.simulation` – leaky randomized response and the simulation map
+* :mod:`dp_course.leaky` – leaky randomized response, the hardest (ε, δ)-indistinguishable pair
+* :mod:`dp_course.simulation` – the simulation map: every (ε, δ)-indistinguishable pair is post-processed leaky RR
 * :mod:`dp_course.composition` – basic, strong, optimal and heterogeneous composition
 * :mod:`dp_course.adaptive` – transcripts of adaptive compositions; composing per-round simulation maps
 * :mod:`dp_course.calibration` – per-step budgets and noise scales for a target guarantee
-* :mod:`dp_course.renyi` – Rényi DP and zCDP
+* :mod:`dp_course.renyi` – Rényi DP curves of the mechanisms
+* :mod:`dp_course.rdp_accounting` – composing RDP curves and converting them to (ε, δ); the ``RDPCurve`` accountant
+* :mod:`dp_course.zcdp` – zero-concentrated DP
 * :mod:`dp_course.subsampling` – amplification by subsampling
 * :mod:`dp_course.dpsgd` – the DP-SGD accountant
 * :mod:`dp_course.datasets` – small real data sets bundled in installed packages (offline)

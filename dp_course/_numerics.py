@@ -1,4 +1,4 @@
-"""Log-space numerics shared by the library.
+"""Numerics shared by the library: log-space helpers and inverse-cdf sampling.
 
 Probabilities in privacy accounting get very small (binomial tails at k = 10^6, e^{-50}), so the library
 works with logarithms and only exponentiates at the end.  Each helper says which formula it uses where.
@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
-__all__ = ["log1mexp", "log_binomial_pmf", "logsumexp", "logdiffexp"]
+__all__ = ["log1mexp", "log_binomial_pmf", "logsumexp", "logdiffexp", "inverse_cdf_sample"]
 
 logsumexp = special.logsumexp
 
@@ -103,3 +103,15 @@ def log_binomial_pmf(k: int, p_log: float, q_log: float) -> np.ndarray:
                       + np.where(xi > 0, xi * p_log, 0.0) + np.where(k - xi > 0, (k - xi) * q_log, 0.0))
         out[1:k] = lc
     return out
+
+
+def inverse_cdf_sample(pmf: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Indices drawn from ``pmf`` by inverting its cdf: index ``j`` with probability ``pmf[j]`` per uniform in ``u``.
+
+    ``u`` holds uniforms in [0, 1) of any shape; the result has its shape.  ``searchsorted(..., side="right")``
+    never returns an index whose probability is 0, and the cdf is scaled by its last entry so that a pmf
+    summing to 1 only up to rounding never yields the index ``len(pmf)``.
+    """
+    cdf = np.cumsum(pmf)
+    idx = np.searchsorted(cdf, u * cdf[-1], side="right")
+    return np.minimum(idx, pmf.size - 1)

@@ -27,6 +27,7 @@ __all__ = [
     "check_epsilon",
     "check_delta",
     "check_orders",
+    "check_alpha",
     "DEFAULT_ORDERS",
 ]
 
@@ -197,10 +198,23 @@ DEFAULT_ORDERS: tuple[float, ...] = tuple(
 def check_orders(orders: Any, name: str = "orders") -> np.ndarray:
     """Rényi orders: a non-empty 1-D array of finite reals > 1 (a scalar becomes a one-element array).
 
-    ``None`` stands for :data:`DEFAULT_ORDERS` (exported as :data:`dp_course.renyi.DEFAULT_ORDERS`).
+    ``None`` stands for :data:`DEFAULT_ORDERS` (exported as :data:`dp_course.rdp_accounting.DEFAULT_ORDERS`).
     """
     if orders is None:
         return np.asarray(DEFAULT_ORDERS, dtype=float)
     if np.ndim(orders) == 0:
         orders = [orders]
     return check_real_array(name, orders, lo=1.0, lo_open=True, ndim=1)
+
+
+def check_alpha(alpha: Any, name: str = "alpha") -> tuple[np.ndarray, bool]:
+    """Rényi order(s) of a mechanism's RDP curve: reals >= 1 (1 is the KL limit), ``inf`` allowed.
+
+    Unlike :func:`check_orders` (the orders an accountant tabulates, > 1 and finite), this accepts the two
+    limits of the curve.  Returns the orders as a float array and whether ``alpha`` was a scalar (the caller
+    then returns a float: scalar in, float out).
+    """
+    scalar = np.ndim(alpha) == 0
+    if scalar:
+        return np.asarray(check_real(name, alpha, lo=1.0, allow_inf=True)), True
+    return check_real_array(name, alpha, lo=1.0, allow_inf=True), False

@@ -39,7 +39,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._validation import check_delta, check_int, check_pmf_pair, check_real, check_rng
-from .simulation import LEAKY_OUTCOMES, apply_simulation_map, leaky_randomized_response, simulation_map
+from .leaky import LEAKY_OUTCOMES, leaky_randomized_response
+from .simulation import apply_simulation_map, simulation_map
 
 __all__ = [
     "MAX_ENUMERATION",
@@ -205,14 +206,14 @@ def run_composed_map(round_pair: RoundPair, z: ArrayLike, epsilon: Any, delta: A
     For each row :math:`(z_1, \dots, z_k)` of ``z``, round by round, :math:`y_j` is drawn from
     :math:`F_{y_{<j}}(\cdot \mid z_j)`, where :math:`F_{y_{<j}}` is the simulation map of the pair that
     ``round_pair`` gives for the history so far.  With the rows of ``z`` i.i.d. copies of :math:`U` (e.g. from
-    :func:`dp_course.simulation.sample_leaky_randomized_response` with ``size=(n, k)``) the rows of the result
+    :func:`dp_course.leaky.sample_leaky_randomized_response` with ``size=(n, k)``) the rows of the result
     are samples of the mechanism's transcript on :math:`\mathbf{x}`; with copies of :math:`V`, on
     :math:`\mathbf{x}'` (Claim 3.3).
 
     Args:
         round_pair: a function ``history -> (p, q)``.
         z: an int array of shape ``(n, k)`` with entries 0-3 (indices into
-            :data:`dp_course.simulation.LEAKY_OUTCOMES`).
+            :data:`dp_course.leaky.LEAKY_OUTCOMES`).
         epsilon: a finite real number >= 0.
         delta: a real number in [0, 1).
         rng: a ``numpy.random.Generator``.

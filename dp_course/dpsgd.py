@@ -12,7 +12,7 @@ add/remove neighbouring datasets this is the Poisson-subsampled Gaussian mechani
 3. converts to :math:`(\varepsilon, \delta)` with the improved conversion of Canonne, Kamath & Steinke 2020
    (arXiv:2004.00010, Proposition 12), minimised over the orders.
 
-**Fractional orders.**  dp-accounting's default orders (:data:`dp_course.renyi.DEFAULT_ORDERS`) are mostly
+**Fractional orders.**  dp-accounting's default orders (:data:`dp_course.rdp_accounting.DEFAULT_ORDERS`) are mostly
 fractional (1.1, ..., 10.9).  They are computed *exactly* here (signed Mironov–Talwar–Zhang series, checked
 against multiprecision quadrature in the tests).  dp-accounting 0.6.0 sums the absolute values of the series
 terms, which overestimates the RDP at fractional orders (by up to ~5% near order 1.1 for q = 0.01,
@@ -36,8 +36,9 @@ from scipy import optimize
 
 from ._validation import check_delta, check_int, check_orders, check_probability, check_real
 from .mechanisms import GaussianMechanism, noise_multiplier
-from .renyi import RDPCurve, rdp_to_dp_epsilon_and_order, zcdp_rho_for_dp
+from .rdp_accounting import RDPCurve, rdp_to_dp_epsilon_and_order
 from .subsampling import poisson_subsampled_gaussian_rdp, poisson_subsampled_rdp_bound
+from .zcdp import zcdp_rho_for_dp
 
 __all__ = [
     "dpsgd_rdp",
@@ -68,10 +69,10 @@ def dpsgd_rdp(q: float, sigma: float | GaussianMechanism, steps: int,
             :class:`~dp_course.mechanisms.GaussianMechanism` of one step (noise multiplier
             ``sigma / sensitivity``).
         steps: number of steps T, an integer >= 0.
-        orders: orders > 1 (``None``: :data:`dp_course.renyi.DEFAULT_ORDERS`).
+        orders: orders > 1 (``None``: :data:`dp_course.rdp_accounting.DEFAULT_ORDERS`).
 
     Returns:
-        :class:`dp_course.renyi.RDPCurve`.
+        :class:`dp_course.rdp_accounting.RDPCurve`.
 
     Raises:
         ValueError: if an argument is out of range.
@@ -130,7 +131,7 @@ def dpsgd_delta(q: float, sigma: float | GaussianMechanism, steps: int, epsilon:
                 orders: npt.ArrayLike | None = None, method: str = "improved") -> float:
     r"""Delta of DP-SGD after ``steps`` steps at a target ``epsilon`` (minimum over orders).
 
-    Uses :meth:`dp_course.renyi.RDPCurve.delta` on the curve of :func:`dpsgd_rdp`.
+    Uses :meth:`dp_course.rdp_accounting.RDPCurve.delta` on the curve of :func:`dpsgd_rdp`.
 
     Raises:
         ValueError: if an argument is out of range.
@@ -256,7 +257,7 @@ def scenario2_gaussian_sigma(epsilon: float, delta: float, steps: int, n: int, s
 
     1. The zCDP budget: :math:`\rho = (\sqrt{\ln(1/\delta)+\varepsilon} - \sqrt{\ln(1/\delta)})^2`
        (Bun–Steinke inverse; the slide drops the square, ERRATA item 6).  ``method="improved"`` uses the
-       larger :math:`\rho` of the improved conversion instead (:func:`dp_course.renyi.zcdp_rho_for_dp`).
+       larger :math:`\rho` of the improved conversion instead (:func:`dp_course.zcdp.zcdp_rho_for_dp`).
     2. zCDP composes additively: :math:`\rho/T` per step.
     3. Noise :math:`N(0, \sigma^2)` on the average of :math:`n` clipped gradients (:math:`\ell_2`-sensitivity
        :math:`B_2/n`) is :math:`B_2^2/(2n^2\sigma^2)`-zCDP (tight, ``tight=True``), so
@@ -294,13 +295,21 @@ def scenario2_gaussian_sigma(epsilon: float, delta: float, steps: int, n: int, s
     return float(np.sqrt(steps * sensitivity**2 / (factor * n**2 * rho)))
 
 
-def scenario3_rdp(sigma: float, q: float, steps: int, n: int, sensitivity: float = 1.0,
+def scenario3_rdp(sigma: float, q: float, steps: int, batch_size: float, sensitivity: float = 1.0,
                   orders: npt.ArrayLike | None = None, tight: bool = True) -> RDPCurve:
     r"""Scenario 3, steps 1-4: RDP after T steps of Poisson-subsampled noisy SGD, following the slide deck.
 
-    1. One full-batch step with :math:`N(0, \sigma^2 I)` noise on the average of :math:`n` gradients
-       (sensitivity :math:`B_2/n`) is :math:`\rho`-zCDP with :math:`\rho = B_2^2/(2n^2\sigma^2)`
-       (``tight=True``) or the slide's :math:`B_2^2/(n^2\sigma^2)` (``tight=False``, ERRATA item 8).
+    The update is :math:`\theta_{t+1} = \theta_t - \eta\big(\frac1m\sum_{i \in U_t}\mathrm{clip}_{B_2}(g_i) + v_t\big)`
+    with :math:`v_t \sim N(0, \sigma^2 I)`, each record in :math:`U_t` independently with probability :math:`q`
+    (add/remove neighbours), and :math:`m` = ``batch_size`` a *fixed* normaliser, typically the expected batch
+    size :math:`qn` (it need not be an integer).
+
+    1. One step without subsampling: dividing by :math:`m` is post-processing of the noisy sum, the Gaussian
+       mechanism with sensitivity :math:`B_2` and noise :math:`m\sigma` (noise multiplier :math:`z = m\sigma/B_2`):
+       :math:`\rho = B_2^2/(2m^2\sigma^2)`-zCDP (``tight=True``) or the slide's :math:`B_2^2/(m^2\sigma^2)`
+       (``tight=False``, valid but loose by 2, ERRATA item 8).  The slide writes the data set size :math:`n` in
+       place of :math:`m` - right only for an update divided by :math:`n`; for the update it runs this credits
+       :math:`1/q` times too much noise (ERRATA item 17).  ``batch_size=n`` reproduces the printed step.
     2. zCDP gives the RDP curve :math:`\varepsilon(i) = i\rho`.
     3. Poisson subsampling with rate :math:`q`: :func:`dp_course.subsampling.poisson_subsampled_rdp_bound`
        applied to that curve, evaluated *at the order* :math:`\alpha` (integer; a fractional order uses
@@ -309,58 +318,60 @@ def scenario3_rdp(sigma: float, q: float, steps: int, n: int, sensitivity: float
        :math:`T\varepsilon_\gamma(\lceil\alpha B_2^2/(n^2\sigma^2)\rceil)` evaluates the bound at the wrong
        argument).
 
-    With ``tight=True`` this is exactly the DP-SGD accountant at noise multiplier :math:`n\sigma/B_2` (at
+    With ``tight=True`` this is exactly the DP-SGD accountant at noise multiplier :math:`m\sigma/B_2` (at
     integer orders).
 
-    ``n`` is the number the gradient sum is divided by.  The slide's DP-SGD update divides by the batch size
-    :math:`m_t`, not by the data set size: for that update pass the expected batch size :math:`m = qn`
-    (the slide's step 1 with the data set size overstates the noise multiplier by :math:`1/q`; lecture 06
-    and ``tests/test_dpsgd_scenarios.py``).
-
     Args:
-        sigma: noise standard deviation > 0.
+        sigma: standard deviation > 0 of the noise on the *averaged* clipped gradient.
         q: Poisson sampling rate in [0, 1].
         steps: T >= 0.
-        n: dataset size >= 1.
-        sensitivity: :math:`B_2` > 0.
+        batch_size: the normaliser m > 0 of the update (the expected batch size q n; not the realised one).
+        sensitivity: :math:`B_2` > 0, the clip norm (add/remove sensitivity of the sum).
         orders: orders > 1 (``None``: the integers 2..64 and 128, 256, 512, 1024).
         tight: see step 1.
 
     Returns:
-        :class:`dp_course.renyi.RDPCurve`.
+        :class:`dp_course.rdp_accounting.RDPCurve`.
 
     Raises:
         ValueError: if an argument is out of range.
 
-    Sources: the slide deck, "Scenario 3"; Zhu & Wang 2019 (ICML, PMLR 97); Mironov 2017 (arXiv:1702.07476).
+    Sources: the slide deck, "Scenario 3"; Zhu & Wang 2019 (ICML, PMLR 97); Mironov 2017 (arXiv:1702.07476);
+    Abadi et al. 2016 (arXiv:1607.00133) for the fixed normaliser.
+
+    >>> curve = scenario3_rdp(sigma=0.05, q=0.1, steps=1, batch_size=45.5, orders=[2.0])
+    >>> bool(abs(curve.epsilons[0] - dpsgd_rdp(0.1, 45.5 * 0.05, 1, [2.0]).epsilons[0]) < 1e-12)
+    True
     """
     sigma = check_real("sigma", sigma, lo=0.0, lo_open=True)
     q = check_probability("q", q)
     steps = check_int("steps", steps, lo=0)
-    n = check_int("n", n, lo=1)
+    batch_size = check_real("batch_size", batch_size, lo=0.0, lo_open=True)
     sensitivity = check_real("sensitivity", sensitivity, lo=0.0, lo_open=True)
     if not isinstance(tight, (bool, np.bool_)):
         raise ValueError(f"tight must be True or False, got {tight!r}")
     if orders is None:
         orders = [float(a) for a in range(2, 65)] + [128.0, 256.0, 512.0, 1024.0]
     orders = check_orders(orders)
-    rho = sensitivity**2 / ((2.0 if tight else 1.0) * n**2 * sigma**2)
+    rho = sensitivity**2 / ((2.0 if tight else 1.0) * batch_size**2 * sigma**2)
     per_step = poisson_subsampled_rdp_bound(lambda i: i * rho, q, orders)
     return RDPCurve(orders, steps * np.asarray(per_step))
 
 
-def scenario3_epsilon(sigma: float, q: float, steps: int, delta: float, n: int, sensitivity: float = 1.0,
-                      orders: npt.ArrayLike | None = None, tight: bool = True, method: str = "classic") -> float:
+def scenario3_epsilon(sigma: float, q: float, steps: int, delta: float, batch_size: float,
+                      sensitivity: float = 1.0, orders: npt.ArrayLike | None = None, tight: bool = True,
+                      method: str = "classic") -> float:
     r"""Scenario 3, step 5: :math:`\varepsilon` at ``delta`` from :func:`scenario3_rdp`.
 
     The slide converts with the classic bound
     :math:`\delta = e^{-(\alpha-1)(\varepsilon - \varepsilon_T(\alpha))}`,
-    i.e. ``method="classic"`` (default); ``method="improved"`` uses Canonne–Kamath–Steinke.
+    i.e. ``method="classic"`` (default); ``method="improved"`` uses Canonne–Kamath–Steinke.  The other
+    arguments are those of :func:`scenario3_rdp` (``batch_size``: the normaliser m of the update, not n).
 
     Raises:
         ValueError: if an argument is out of range.
 
     Sources: the slide deck, "Scenario 3, step 5"; Mironov 2017 (arXiv:1702.07476), Proposition 3.
     """
-    curve = scenario3_rdp(sigma, q, steps, n, sensitivity, orders, tight)
+    curve = scenario3_rdp(sigma, q, steps, batch_size, sensitivity, orders, tight)
     return curve.epsilon(delta, method)

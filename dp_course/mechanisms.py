@@ -8,7 +8,8 @@ Each description validates its parameters when it is created and offers
 * ``privacy_loss_distribution(...)`` – the privacy loss distribution of that pair (see :mod:`dp_course.pld`).
 
 These descriptions are the one way the library names a mechanism: the RDP, zCDP and DP-SGD functions of
-:mod:`dp_course.renyi`, :mod:`dp_course.subsampling` and :mod:`dp_course.dpsgd` accept them too (as
+:mod:`dp_course.renyi`, :mod:`dp_course.rdp_accounting`, :mod:`dp_course.zcdp`, :mod:`dp_course.subsampling`
+and :mod:`dp_course.dpsgd` accept them too (as
 dp-accounting's event descriptions feed all its accountants).  Dependencies go one way: this module builds on
 :mod:`dp_course.pld` (which knows no mechanism), and the analysis modules build on this one.
 
@@ -43,6 +44,7 @@ __all__ = [
     "MECHANISMS",
     "PureDPMechanism",
     "noise_multiplier",
+    "mechanism_argument",
 ]
 
 
@@ -292,3 +294,28 @@ def noise_multiplier(sigma: float | GaussianMechanism, name: str = "sigma") -> f
         raise ValueError(f"{name} must be a noise multiplier > 0 or a GaussianMechanism, got {sigma!r}; only "
                          "Gaussian noise has a noise multiplier")
     return check_real(name, sigma, lo=0.0, lo_open=True)
+
+
+def mechanism_argument(value: Any, kind: type, name: str, extra: dict[str, float]) -> Any:
+    """``value`` if it is a description of class ``kind`` given where a number may stand, else ``None``.
+
+    The analyses take a mechanism either by its numbers (``gaussian_rdp(alpha, sigma, sensitivity)``) or by
+    its description (``gaussian_rdp(alpha, GaussianMechanism(sigma, sensitivity))``).  This returns ``None``
+    for anything that is not a description (the caller then validates it as a number) and the description
+    otherwise.  ``extra`` holds the other numeric arguments the caller received, all with default 1.0: a
+    description already holds them, so a non-default value next to one is an error.
+
+    Raises:
+        ValueError: for a description of another class than ``kind``, or one given together with a
+            non-default ``extra`` argument (e.g. ``sensitivity``).
+    """
+    if not isinstance(value, MECHANISMS):
+        return None
+    if not isinstance(value, kind):
+        raise ValueError(f"{name} must be a number or a {kind.__name__}, got {value!r} (for the RDP curve of "
+                         f"any mechanism use dp_course.renyi.mechanism_rdp(alpha, mechanism))")
+    for arg, given in extra.items():
+        if given != 1.0:
+            raise ValueError(f"{arg} must be left out when {name} is a {kind.__name__} (it holds its own "
+                             f"{arg}), got {arg}={given!r}")
+    return value

@@ -38,6 +38,7 @@ __all__ = [
     "COLORS",
     "course_style",
     "new_figure",
+    "tex_number",
     "plot_privacy_profile",
     "plot_pld",
     "plot_composition",
@@ -88,6 +89,22 @@ def new_figure(ncols: int = 1, figsize: tuple[float, float] | None = None) -> tu
         FigureCanvasAgg(fig)
         axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
     return fig, axes
+
+
+def tex_number(x: float) -> str:
+    r"""A number written for mathtext: ``{x:g}`` between 1e-3 and 1e4, else :math:`m 	imes 10^{e}`.
+
+    ``f"{1e-6:g}"`` reads "1e-06", which mathtext sets as a subtraction; this gives ``10^{-6}`` instead
+    (and ``2.5 \times 10^{-7}`` for 2.5e-7).
+
+    >>> tex_number(1e-6), tex_number(2.5e-7), tex_number(0.05)
+    ('10^{-6}', '2.5 \\times 10^{-7}', '0.05')
+    """
+    if x == 0 or not np.isfinite(x) or 1e-3 <= abs(x) < 1e4:
+        return f"{x:g}"
+    mantissa, exponent = f"{x:.3g}".split("e")
+    power = f"10^{{{int(exponent)}}}"
+    return power if mantissa == "1" else rf"{mantissa} \times {power}"
 
 
 def _axes(ax: Axes | None) -> Axes:
@@ -307,7 +324,8 @@ def plot_composition_bounds(epsilon: float, ks: ArrayLike, delta_prime: float = 
                             for k in ks_int],
     }
     ax = plot_composition(ks_arr, {label: np.asarray(v) for label, v in curves.items()}, ax=ax, logx=logx)
-    ax.set_title(rf"$k$-fold composition of $({epsilon:g}, {delta:g})$-DP, $\delta' = {delta_prime:g}$")
+    ax.set_title(rf"$k$-fold composition of $({tex_number(epsilon)}, {tex_number(delta)})$-DP, "
+                 rf"$\delta' = {tex_number(delta_prime)}$")
     return ax
 
 
@@ -382,7 +400,7 @@ def plot_simulation_map(F: ArrayLike, row_labels: Sequence[str], ax: Axes | None
 
     Args:
         F: a row-stochastic matrix (4 x n for leaky randomized response).
-        row_labels: one name per row (e.g. :data:`dp_course.simulation.LEAKY_OUTCOMES`).
+        row_labels: one name per row (e.g. :data:`dp_course.leaky.LEAKY_OUTCOMES`).
         ax: the Axes to draw on (default: a new figure).
 
     Returns:

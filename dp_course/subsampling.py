@@ -299,7 +299,7 @@ def poisson_subsampled_gaussian_rdp(q: float, sigma: float | GaussianMechanism,
         sigma: noise multiplier (noise standard deviation / :math:`\ell_2`-sensitivity), > 0, or the
             :class:`~dp_course.mechanisms.GaussianMechanism` that adds the noise (noise multiplier
             ``sigma / sensitivity``).
-        orders: orders > 1 (scalar or 1-D array; ``None``: :data:`dp_course.renyi.DEFAULT_ORDERS`).
+        orders: orders > 1 (scalar or 1-D array; ``None``: :data:`dp_course.rdp_accounting.DEFAULT_ORDERS`).
 
     Returns:
         float for a scalar order, otherwise a 1-D ndarray (``inf`` where the value overflows).
@@ -364,7 +364,7 @@ def poisson_subsampled_rdp_bound(rdp: Callable[[np.ndarray], Any] | Mechanism, q
             (>= 0, ``inf`` allowed) of the mechanism before subsampling, or that mechanism's description
             (its curve is then :func:`dp_course.renyi.mechanism_rdp`).
         q: sampling probability in [0, 1].
-        orders: orders > 1 (scalar or 1-D array; ``None``: :data:`dp_course.renyi.DEFAULT_ORDERS`).
+        orders: orders > 1 (scalar or 1-D array; ``None``: :data:`dp_course.rdp_accounting.DEFAULT_ORDERS`).
 
     Returns:
         float for a scalar order, otherwise a 1-D ndarray.

@@ -35,12 +35,14 @@ from numpy.typing import ArrayLike
 from ._validation import check_delta, check_int, check_pmf_pair, check_probability, check_real
 from .divergences import privacy_profile
 from .dpsgd import dpsgd_rdp
+from .leaky import LEAKY_OUTCOMES, leaky_randomized_response
 from .mechanisms import GaussianMechanism, LaplaceMechanism, RandomizedResponse
 from .pld import PrivacyLossDistribution
 from .plotting import (COLORS, new_figure, plot_composition, plot_pld, plot_pmf_pair, plot_privacy_profile,
-                       plot_simulation_check, plot_simulation_map)
-from .renyi import rdp_to_dp_epsilon_and_order
-from .simulation import LEAKY_OUTCOMES, leaky_randomized_response, simulation_map
+                       plot_simulation_check, plot_simulation_map, tex_number)
+from .rdp_accounting import rdp_to_dp_epsilon_and_order
+from .simulation import simulation_map
+
 
 try:
     import ipywidgets  # type: ignore[import-untyped]
@@ -60,12 +62,6 @@ COMPOSITION_DELTA = 1e-6
 def widgets_available() -> bool:
     """Whether the explorers build widgets: ``ipywidgets`` is importable and ``DP_COURSE_STATIC_PLOTS`` is not 1."""
     return ipywidgets is not None and os.environ.get(STATIC_ENV, "") != "1"
-
-
-def _tex_number(x: float) -> str:
-    """``10^{-5}`` for a power of ten, else ``{x:g}`` (for mathtext)."""
-    n = round(np.log10(x))
-    return f"10^{{{n}}}" if np.isclose(x, 10.0**n, rtol=1e-12, atol=0.0) else f"{x:g}"
 
 
 def _png(fig: Figure) -> bytes:
@@ -306,14 +302,18 @@ def simulation_explorer(p: ArrayLike = (0.5, 0.3, 0.2), q: ArrayLike = (0.25, 0.
 # --------------------------------------------------------------------------------------------------------
 
 def dpsgd_explorer(sigma: float = 1.1, q: float = 0.01, steps: int = 1000, delta: float = 1e-5) -> Any:
-    r"""Sliders for the noise multiplier σ, the sampling rate q and the number of steps T; plots ε against T.
+    r"""Sliders for the noise multiplier z, the sampling rate q and the number of steps T; plots ε against T.
 
     ε is the DP-SGD accountant's (:mod:`dp_course.dpsgd`: exact RDP of the Poisson-subsampled Gaussian,
     :math:`T\varepsilon_1(\alpha)`, the Canonne–Kamath–Steinke conversion, minimised over the orders) at the
     fixed ``delta``, on a grid of T up to 10^5; the chosen T is marked, with its ε and the best order.
 
+    The noise multiplier (``sigma`` here, as in :func:`dp_course.dpsgd.dpsgd_epsilon`) is the noise standard
+    deviation on the sum of clipped gradients over the clip norm; the slider is labelled z, as in lecture 06,
+    where σ is the noise on the averaged gradient.
+
     Args:
-        sigma: starting noise multiplier in [0.3, 10].
+        sigma: starting noise multiplier z in [0.3, 10].
         q: starting sampling rate in [1e-4, 1].
         steps: starting number of steps in [1, 10^5].
         delta: the target δ in (0, 1).
@@ -339,8 +339,8 @@ def dpsgd_explorer(sigma: float = 1.1, q: float = 0.01, steps: int = 1000, delta
         eps = np.array([rdp_to_dp_epsilon_and_order(one_step.orders, t * one_step.epsilons, delta)[0] for t in grid])
         eps_t, order = rdp_to_dp_epsilon_and_order(one_step.orders, steps * one_step.epsilons, delta)
         fig, (ax,) = new_figure()
-        plot_composition(grid, {rf"$\sigma = {sigma:g}$, $q = {q:g}$": eps}, ax=ax, logy=True,
-                         ylabel=rf"$\varepsilon$ at $\delta = {_tex_number(delta)}$")
+        plot_composition(grid, {rf"$z = {sigma:g}$, $q = {q:g}$": eps}, ax=ax, logy=True,
+                         ylabel=rf"$\varepsilon$ at $\delta = {tex_number(delta)}$")
         ax.plot([steps], [eps_t], "o", color="black", label=rf"$T = {steps}$: $\varepsilon = {eps_t:.3g}$")
         ax.set_xlabel("number of steps $T$")
         ax.set_title(rf"DP-SGD: $\varepsilon = {eps_t:.3g}$ after {steps} steps (best Rényi order {order:g})")
@@ -348,7 +348,7 @@ def dpsgd_explorer(sigma: float = 1.1, q: float = 0.01, steps: int = 1000, delta
         return fig
 
     return _explorer(draw, {"sigma": s0, "q": q0, "steps": t0}, lambda: {
-        "sigma": ipywidgets.FloatSlider(value=s0, min=0.3, max=10.0, step=0.1, description="σ",
+        "sigma": ipywidgets.FloatSlider(value=s0, min=0.3, max=10.0, step=0.1, description="z",
                                         continuous_update=False),
         "q": ipywidgets.FloatLogSlider(value=q0, base=10, min=-4, max=0, step=0.1, description="q",
                                        readout_format=".4f", continuous_update=False),

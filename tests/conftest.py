@@ -2,6 +2,10 @@
 
 Hypothesis runs derandomized (a fixed seed derived from each test), so every run of the suite sees the
 same examples: a failure is reproducible and the suite cannot flake.
+
+Tests that need something from the machine (the sandbox, a browser, ...) skip with a visible reason where it
+is missing.  In CI (``DP_COURSE_CI=1``, set by ``.ci/run``) every skip is a failure instead: CI must run the
+whole suite, so a missing install step cannot hide behind a skip.
 """
 
 from __future__ import annotations
@@ -9,7 +13,10 @@ from __future__ import annotations
 import os
 
 import matplotlib
+import pytest
 from hypothesis import HealthCheck, settings
+
+from autograder import isolation
 
 matplotlib.use("Agg")
 
@@ -22,12 +29,52 @@ settings.register_profile(
 )
 settings.load_profile("course")
 
+CI_STRICT = os.environ.get("DP_COURSE_CI") == "1"
+"""In CI, a skipped test (or module) fails: everything the suite needs must be installed there."""
+
+
+def _strict(report) -> None:
+    if CI_STRICT and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped, and DP_COURSE_CI=1 makes every skip a failure: {reason.removeprefix('Skipped: ')}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _strict(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _strict(outcome.get_result())
+
+
+@pytest.fixture(scope="session")
+def sandbox_info() -> isolation.SandboxInfo:
+    """The sandbox of this machine; the test is skipped (visibly, with the reason) where none works."""
+    info = isolation.probe("auto")
+    if not info.isolated:
+        pytest.skip("no sandbox works on this machine: " + "; ".join(info.problems))
+    return info
+
+
+@pytest.fixture(scope="session")
+def grading_sandbox() -> str:
+    """The ``sandbox_mode`` for grading tests: ``"bwrap"`` where the sandbox works, else ``"none"`` where grading
+    without it is allowed (:func:`autograder.isolation.grading_refusal`), else a visible skip."""
+    if isolation.probe("auto").isolated:
+        return "bwrap"
+    refusal = isolation.grading_refusal(isolation.probe("none"), "none")
+    if refusal:
+        pytest.skip(f"grading cannot run on this machine: {refusal}")
+    return "none"
 
 # ---- library tests: shared fixtures (issue 12) ------------------------------------------------------------
 # Strategies live in tests/strategies.py and definitions from first principles in tests/reference.py; test
 # modules import those, never each other.
-
-import pytest  # noqa: E402  (kept inside this block so that it merges apart from the blocks above)
 
 from strategies import PLD_KINDS  # noqa: E402
 

@@ -23,7 +23,7 @@ from dp_course.adaptive import (
 )
 from dp_course.composition import optimal_composition_delta
 from dp_course.divergences import hockey_stick_divergence
-from dp_course.simulation import leaky_randomized_response, sample_leaky_randomized_response
+from dp_course.leaky import leaky_randomized_response, sample_leaky_randomized_response
 
 
 def random_adaptive(eps: float, delta: float, seed: int, max_outcomes: int = 4):

@@ -14,8 +14,9 @@ import nbformat
 import pytest
 
 from adversarial import hostile
-from autograder import checking, demo
+from autograder import checking, cli, demo, sandbox
 from autograder.checking import check_notebook, find_assignment
+from autograder.plaintext import markdown_to_text
 from autograder.sandbox import Limits
 
 pytestmark = pytest.mark.xdist_group("check")  # shares module fixtures: one xdist worker
@@ -133,3 +134,63 @@ def test_check_course_is_built_from_the_release(setup):
     # every cell of the check course's source is a cell of the release (make_course only drops the header)
     assert {c.source for c in src.cells} <= {c.source for c in rel.cells}
     assert len(src.cells) >= len(rel.cells) - 1
+
+
+# --------------------------------------------------------------------------------------------------------
+# Plain text for the terminal, and a kernel that cannot start
+
+
+def test_render_is_plain_text():
+    res = checking.CheckResult("01_x", "01_x", [
+        checking.CheckedTest("Exercise 2 (4 points): δ(ε) from a discrete PLD", "ex2", 4.0, False,
+                             r"AssertionError: $\delta(\varepsilon)$ must lie in $[0, 1]$, got {'d': 1.5}"),
+        checking.CheckedTest("Exercise 2 (4 points): δ(ε) from a discrete PLD", "ex2b", 1.0, True, "")], [], True)
+    text = res.render()
+    assert "$" not in text and "\\" not in text
+    assert "[FAIL] ex2 (4 points): AssertionError: δ(ε) must lie in [0, 1], got {'d': 1.5}" in text
+
+
+@pytest.mark.parametrize("latex,plain", [
+    (r"Exercise 2 (4 points): $\delta(\varepsilon)$ from a PLD", "Exercise 2 (4 points): δ(ε) from a PLD"),
+    (r"Exercise 1 (4 points): $k$-ary randomized response", "Exercise 1 (4 points): k-ary randomized response"),
+    (r"**Exercise 3**: `laplace_scale` for $\varepsilon = 0.5$", "Exercise 3: laplace_scale for ε = 0.5"),
+    (r"$e^{k\varepsilon}$, $\sqrt{2k\ln(1/\delta)}$, $\Pr[M(x) = 1] \le e^\varepsilon$",
+     "e^(kε), √(2k ln(1/δ)), Pr[M(x) = 1] ≤ e^ε"),
+    ("costs $5 and $6, C:\\temp, {'a': 1}", "costs $5 and $6, C:\\temp, {'a': 1}"),   # not maths: unchanged
+])
+def test_markdown_and_latex_to_text(latex, plain):
+    assert markdown_to_text(latex) == plain
+
+
+def test_check_prints_latex_of_the_notebook_as_text(setup, tmp_path):
+    base, notebooks, full, release = setup
+    mine = tmp_path / "notebooks"
+    shutil.copytree(notebooks, mine)
+    path = mine / NAME / f"{NAME}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for c in nb.cells:
+        if c.cell_type == "markdown" and c.source.startswith("## Exercise 3"):
+            c.source = c.source.replace("## Exercise 3 (1 point)", r"## Exercise 3 (1 point): values above $\tau$")
+        if c.metadata.get("nbgrader", {}).get("grade_id") == "ex3_tests":
+            c.source = c.source.replace('"count_above([1, 2, 3], 1.5) should be 2"',
+                                        r'r"$|\{x_i > \tau\}|$ should be 2"')  # a raw string, as authors write
+    nbformat.write(nb, path)
+    wrong = demo.set_answer(full, "ex3_answer", "def count_above(values, threshold):\n    return 0")
+    text = check_notebook(_save(base, "latex.ipynb", wrong), notebooks_dir=mine, limits=LIMITS).render()
+    assert "Exercise 3 (1 point): values above τ" in text
+    assert "[FAIL] ex3_tests (1 point): AssertionError: |{x_i > τ}| should be 2" in text, text
+    assert "$" not in text and "\\" not in text
+
+
+def test_a_kernel_that_cannot_start_is_explained(setup, monkeypatch, capsys):
+    base, notebooks, full, release = setup
+    monkeypatch.setattr(sandbox, "PYTHON", "/nonexistent/python3")  # every kernel starts through it
+    res = check_notebook(_save(base, "mine.ipynb", full), notebooks_dir=notebooks, limits=LIMITS, sandbox_mode="none")
+    assert res.kernel_failed and "/nonexistent/python3" in res.kernel_failed
+    text = res.render()
+    assert "could not be checked: the Python kernel that runs it did not start" in text
+    assert "This is not caused by your notebook. What to do:" in text and "above traceback" not in text
+    ev = [e for e in res.events if e["kind"] == "kernel_start_failed"]
+    assert len(ev) == 1 and "run dp-course grade again" in ev[0]["detail"]
+    rc = cli.main(["check", str(base / "mine.ipynb"), "--notebooks", str(notebooks), "--sandbox", "none"])
+    assert rc == 2 and "did not start" in capsys.readouterr().out

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from adversarial import hostile
-from autograder import cli, demo
+from autograder import cli, course, demo, isolation
 
 pytestmark = pytest.mark.xdist_group("cli")  # shares module fixtures: one xdist worker
 NAME = demo.SYNTHETIC_NAME
@@ -67,7 +67,7 @@ def toy(tmp_path_factory):
     return hostile.toy(tmp_path_factory.mktemp("cli"))
 
 
-def test_grade_and_check_commands(toy, tmp_path, capsys, monkeypatch):
+def test_grade_and_check_commands(toy, tmp_path, capsys, monkeypatch, grading_sandbox):
     sols, crs, full, release = toy
     subs = tmp_path / "subs"
     subs.mkdir()
@@ -75,9 +75,11 @@ def test_grade_and_check_commands(toy, tmp_path, capsys, monkeypatch):
     (subs / f"bob_{NAME}.ipynb").write_text(nbformat.writes(release))
     (subs / "notes.txt").write_text("x")
     rc = cli.main(["grade", str(subs), "-o", str(tmp_path / "out"), "--solutions", str(sols), "--workers", "2",
-                   "--cell-timeout", "10", "--no-progress"])
+                   "--cell-timeout", "10", "--no-progress", *(["--no-sandbox"] if grading_sandbox == "none" else [])])
     out = capsys.readouterr().out
     assert rc == 0
+    protection = next(line for line in out.splitlines() if line.startswith("protection: "))
+    assert ("sandbox: bubblewrap" in protection) == (grading_sandbox == "bwrap") and "course directory:" in protection
     assert any(line.split()[:4] == ["alice", NAME, "5", "7"] for line in out.splitlines())
     assert any(line.split()[:4] == ["bob", NAME, "0", "7"] for line in out.splitlines())
     assert "report:" in out and "1 file(s) could not be matched" in out
@@ -91,7 +93,7 @@ def test_grade_and_check_commands(toy, tmp_path, capsys, monkeypatch):
     assert "[FAIL] ex1_unit" in capsys.readouterr().out
 
 
-def test_demo_runs_quickly_and_grades_the_sample_class(tmp_path, capsys):
+def test_demo_runs_quickly_and_grades_the_sample_class(tmp_path, capsys, grading_sandbox):
     t0 = time.monotonic()
     rc = cli.main(["demo", "--synthetic", "--dir", str(tmp_path), "--cell-timeout", "4"])
     elapsed = time.monotonic() - t0
@@ -110,3 +112,62 @@ def test_demo_runs_quickly_and_grades_the_sample_class(tmp_path, capsys):
         assert r["events"], s   # each hostile one carries a reason
     kinds = {e["kind"] for e in results["dave"]["events"]}
     assert "invalid_json" in kinds
+
+
+def test_help_documents_the_course_folders_and_the_opt_out(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["grade", "--help"])
+    text = capsys.readouterr().out
+    assert "--solutions DIR" in text and "--no-sandbox" in text and "UNSAFE" in text
+    with pytest.raises(SystemExit):
+        cli.main(["check", "--help"])
+    assert "--notebooks DIR" in capsys.readouterr().out
+
+
+def test_grade_refuses_without_a_sandbox(toy, tmp_path, monkeypatch, capsys):
+    """Where no sandbox works, grading other people's code stops before any of it runs, and says what to do."""
+    sols, crs, full, release = toy
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / f"alice_{NAME}.ipynb").write_text(nbformat.writes(full))
+    bare = isolation.SandboxInfo("none", None, None, False, False, False, False, False, False,
+                                 ("system bubblewrap /usr/bin/bwrap: cannot create a sandbox here: bwrap: No "
+                                  "permissions to create new namespace",))
+    monkeypatch.setattr(isolation, "probe", lambda mode="auto": bare)
+    rc = cli.main(["grade", str(subs), "-o", str(tmp_path / "out"), "--solutions", str(sols), "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "student code cannot be sandboxed on this machine" in err
+    assert "No permissions to create new namespace" in err and "--no-sandbox" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists(), "nothing ran"
+
+
+def test_course_folder_lookup(tmp_path, monkeypatch):
+    empty = tmp_path / "installed"   # where the package lives after `pip install .`: no solutions/ next to it
+    empty.mkdir()
+    monkeypatch.setattr(course, "REPO_ROOT", empty)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"--solutions must be a folder .* Pass --solutions DIR"):
+        course.course_folder("solutions")
+    demo.write_synthetic_assignment(tmp_path / "solutions")   # ./solutions of the course in the current folder
+    assert course.course_folder("solutions") == (tmp_path / "solutions").resolve()
+    assert course.course_folder("solutions", tmp_path / "solutions") == (tmp_path / "solutions").resolve()
+    with pytest.raises(ValueError, match="--notebooks must be a folder"):
+        course.course_folder("notebooks", tmp_path / "nowhere")
+
+
+def test_installed_package_gives_clear_errors(tmp_path):
+    """The kit installed without its repository (as `pip install .` lays it out): no solutions/ or notebooks/ next
+    to the package.  `grade` and `check` say what to pass; nothing ends in a traceback."""
+    site = tmp_path / "site"
+    for pkg in ("autograder", "dp_course"):
+        shutil.copytree(course.REPO_ROOT / pkg, site / pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    work = tmp_path / "work"
+    (work / "subs").mkdir(parents=True)
+    run = (f"import sys; sys.path.insert(0, {str(site)!r}); import autograder.cli as c; "
+           f"assert c.__file__.startswith({str(site)!r}); raise SystemExit(c.main(sys.argv[1:]))")
+    for argv, message in [(["grade", "subs"], "--solutions must be a folder of instructor sources"),
+                          (["check", "x.ipynb"], "--notebooks must be a folder of released student notebooks"),
+                          (["release"], "run it from a checkout")]:
+        proc = subprocess.run([sys.executable, "-c", run, *argv], cwd=work, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

@@ -20,8 +20,9 @@ from dp_course.divergences import renyi_divergence
 from dp_course.dpsgd import dpsgd_delta, dpsgd_epsilon, dpsgd_epsilon_and_order, dpsgd_rdp
 from dp_course.mechanisms import (MECHANISMS, GaussianMechanism, KaryRandomizedResponse, LaplaceMechanism,
                                   NameAndShame, RandomizedResponse, noise_multiplier)
-from dp_course.renyi import (DEFAULT_ORDERS, RDPCurve, gaussian_rdp, gaussian_zcdp, laplace_rdp, mechanism_rdp,
-                             pure_dp_to_zcdp, randomized_response_rdp)
+from dp_course.rdp_accounting import DEFAULT_ORDERS, RDPCurve
+from dp_course.renyi import gaussian_rdp, laplace_rdp, mechanism_rdp, randomized_response_rdp
+from dp_course.zcdp import gaussian_zcdp, pure_dp_to_zcdp
 from dp_course.subsampling import poisson_subsampled_gaussian_rdp, poisson_subsampled_rdp_bound
 
 ORDERS = np.array(DEFAULT_ORDERS)

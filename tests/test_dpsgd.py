@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from dp_course.dpsgd import (dpsgd_delta, dpsgd_epsilon, dpsgd_epsilon_and_order, dpsgd_rdp,
                              dpsgd_sigma_for_epsilon, scenario1_laplace_scale, scenario2_gaussian_sigma,
                              scenario3_epsilon, scenario3_rdp)
-from dp_course.renyi import DEFAULT_ORDERS, zcdp_rho_for_dp, zcdp_to_dp_epsilon
+from dp_course.rdp_accounting import DEFAULT_ORDERS
+from dp_course.zcdp import zcdp_rho_for_dp, zcdp_to_dp_epsilon
 from dp_course.subsampling import (fixed_size_amplification_epsilon, poisson_subsampled_gaussian_rdp,
                                    poisson_subsampled_rdp_bound)
 
@@ -157,7 +158,8 @@ def test_scenario2_round_trip_and_errata_6_7(eps, delta, steps, n):
 @pytest.mark.parametrize("sigma,q,n", [(1.1e-3, 0.01, 1000), (0.02, 0.05, 100), (3e-5, 0.002, 50_000)])
 def test_scenario3_equals_the_accountant_at_integer_orders(sigma, q, n):
     """Scenario 3 with the slide's steps (ERRATA 10 corrected, tight zCDP) is the DP-SGD accountant with noise
-    multiplier n sigma / B at integer orders."""
+    multiplier m sigma / B at integer orders, m the normaliser of the update (here the data set size n: the
+    full-batch update of the slide's step 1)."""
     b2, steps = 1.0, 500
     orders = np.arange(2.0, 65.0)
     curve = scenario3_rdp(sigma, q, steps, n, b2, orders=orders)
@@ -225,7 +227,7 @@ CASES = [
     (lambda v: scenario3_rdp(v, 0.1, 10, 100), "sigma", nonpositive),
     (lambda v: scenario3_rdp(1.0, v, 10, 100), "q", bad_q),
     (lambda v: scenario3_rdp(1.0, 0.1, v, 100), "steps", bad_steps0),
-    (lambda v: scenario3_rdp(1.0, 0.1, 10, v), "n", st.one_of(st.integers(max_value=0), junk)),
+    (lambda v: scenario3_rdp(1.0, 0.1, 10, v), "batch_size", st.one_of(st.floats(max_value=0.0), junk)),
     (lambda v: scenario3_rdp(1.0, 0.1, 10, 100, sensitivity=v), "sensitivity", nonpositive),
     (lambda v: scenario3_epsilon(1.0, 0.1, 10, v, 100), "delta", bad_delta),
 ]

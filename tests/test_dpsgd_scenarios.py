@@ -23,7 +23,8 @@ from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
 from scipy import integrate, stats
 
 from dp_course.dpsgd import dpsgd_epsilon_and_order, dpsgd_sigma_for_epsilon, scenario3_rdp
-from dp_course.renyi import RDPCurve, gaussian_rdp
+from dp_course.rdp_accounting import RDPCurve
+from dp_course.renyi import gaussian_rdp
 from dp_course.subsampling import poisson_subsampled_gaussian_rdp, poisson_subsampled_rdp_bound
 from dp_course.training import noisy_sgd
 
@@ -104,13 +105,13 @@ def _renyi_of_subsampled_step(alpha: int, q: float, m: float, sigma: float, clip
 
 @pytest.mark.parametrize("sigma", [0.025, 0.05])
 def test_scenario3_step_one_uses_the_batch_size_not_n(sigma):
-    """The slides compute step 1 as B^2/(n^2 sigma^2)-zCDP (a full batch divided by n) and apply it to the
-    update divided by m_t.  The update divided by m = q n is the subsampled Gaussian with noise multiplier
-    m sigma / C: its exact RDP (quadrature) equals the accountant at that multiplier, and the printed recipe -
-    the library's scenario3_rdp with n the data set size and the slide's constant - is far below it, i.e.
-    certifies privacy that is not there."""
-    n, q, clip = 450, 0.1, 1.0
-    m = 45                                                              # q n, an integer for scenario3_rdp
+    """ERRATA 17: the slides compute step 1 as B^2/(n^2 sigma^2)-zCDP (a full batch divided by n) and apply it
+    to the update divided by m_t.  The update divided by m = q n is the subsampled Gaussian with noise multiplier
+    m sigma / C: its exact RDP (quadrature) equals the accountant at that multiplier and scenario3_rdp with
+    batch_size=m, and the printed recipe - scenario3_rdp with the data set size n as the normaliser and the
+    slide's constant - is far below it, i.e. certifies privacy that is not there."""
+    n, q, clip = 455, 0.1, 1.0
+    m = q * n                                                           # 45.5: the expected batch size
     for alpha in (2, 4, 8):
         exact = _renyi_of_subsampled_step(alpha, q, m, sigma, clip)
         assert poisson_subsampled_gaussian_rdp(q, m * sigma / clip, float(alpha)) == pytest.approx(exact, rel=1e-8)

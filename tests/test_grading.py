@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from adversarial import hostile
-from autograder import course, demo, grading, report
+from autograder import course, demo, grading, isolation, report
 from autograder.grading import Limits, collect_submissions, grade, notebook_names
 
 pytestmark = pytest.mark.xdist_group("grading")  # shares module fixtures: one xdist worker
@@ -229,10 +229,11 @@ def _auto(r) -> dict[str, float]:
 
 
 @pytest.fixture(scope="module")
-def graded(toy, tmp_path_factory):
+def graded(toy, tmp_path_factory, grading_sandbox):
     base = tmp_path_factory.mktemp("graded")
     subs = _class(toy, base / "subs")
-    run = grade(subs, base / "out", solutions_dir=toy[0], workers=2, limits=LIMITS, progress=False)
+    run = grade(subs, base / "out", solutions_dir=toy[0], workers=2, limits=LIMITS, progress=False,
+                sandbox_mode=grading_sandbox)
     return base, subs, run
 
 
@@ -262,11 +263,12 @@ def _plain_nbgrader_scores(toy, base: Path, students: dict[str, Path]) -> dict[s
     return out
 
 
-def test_same_scores_as_plain_nbgrader_and_as_one_worker(toy, graded, tmp_path):
+def test_same_scores_as_plain_nbgrader_and_as_one_worker(toy, graded, tmp_path, grading_sandbox):
     base, subs, run = graded
     students = {f.name.split("_")[0]: f for f in subs.glob("*.ipynb")}
     assert _plain_nbgrader_scores(toy, tmp_path, students) == {r.student: _auto(r) for r in run.results}
-    seq = grade(subs, tmp_path / "seq", solutions_dir=toy[0], workers=1, limits=LIMITS, progress=False)
+    seq = grade(subs, tmp_path / "seq", solutions_dir=toy[0], workers=1, limits=LIMITS, progress=False,
+                sandbox_mode=grading_sandbox)
     assert seq.workers == 1 and {r.student: _auto(r) for r in seq.results} == EXPECTED
 
 
@@ -327,7 +329,8 @@ def test_report_files(graded):
     md = run.report_md.read_text()
     for student in ("alice", "bob", "carol"):
         assert f"| {student} | {NAME} |" in md
-    assert "## Score distribution per exercise" in md and "| 00_toy | ex2_tests | 2 | 0.67 | 1/3 | 0/3 | 2/3 | 0/3 |" in md
+    assert "## Score distribution per exercise" in md
+    assert "| 00_toy | ex2_tests | 2 | 0.67 | 1/3 | 0/3 | 2/3 | 0/3 |" in md
     assert (run.output_dir / "scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = run.report_html.read_text()
     assert "<img" in html and "scores.png" in html and "<table>" in html
@@ -335,27 +338,29 @@ def test_report_files(graded):
     assert {r["student"] for r in results["results"]} == {"alice", "bob", "carol"}
 
 
-def test_rerun_grades_only_new_or_changed(toy, graded, tmp_path):
+def test_rerun_grades_only_new_or_changed(toy, graded, tmp_path, grading_sandbox):
     base, subs, run = graded
     work = tmp_path / "subs"
     shutil.copytree(subs, work)
     out = tmp_path / "out"
     shutil.copytree(run.output_dir, out)
     before = {r.student: r.exercises for r in run.results}
-    again = grade(work, out, solutions_dir=toy[0], workers=2, limits=LIMITS, progress=False)
+    again = grade(work, out, solutions_dir=toy[0], workers=2, limits=LIMITS, progress=False,
+                  sandbox_mode=grading_sandbox)
     assert again.graded_now == 0 and again.skipped == 3
     assert {r.student: r.exercises for r in again.results} == before
     # carol fixes exercise 2, dan hands in late: only those two are graded
     _write(work / f"carol_{NAME}.ipynb", toy[2])
     _write(work / f"dan_{NAME}.ipynb", toy[2])
-    third = grade(work, out, solutions_dir=toy[0], workers=2, limits=LIMITS, progress=False)
+    third = grade(work, out, solutions_dir=toy[0], workers=2, limits=LIMITS, progress=False,
+                  sandbox_mode=grading_sandbox)
     assert third.graded_now == 2 and third.skipped == 2
     scores = {r.student: _auto(r) for r in third.results}
     assert scores == {**EXPECTED, "carol": EXPECTED["alice"], "dan": EXPECTED["alice"]}
     assert {r.student for r in third.results if r.regraded} == {"carol", "dan"}
 
 
-def test_regrade_keeps_manual_grades_for_review(toy, graded, tmp_path):
+def test_regrade_keeps_manual_grades_for_review(toy, graded, tmp_path, grading_sandbox):
     from nbgrader.api import Gradebook
 
     base, subs, run = graded
@@ -369,7 +374,8 @@ def test_regrade_keeps_manual_grades_for_review(toy, graded, tmp_path):
     work = tmp_path / "subs"
     shutil.copytree(subs, work)
     _write(work / f"alice_{NAME}.ipynb", demo.set_answer(toy[2], "ex3_answer", "def count_above(v, t):\n    return 0"))
-    again = grade(work, out, solutions_dir=toy[0], workers=1, limits=LIMITS, progress=False)
+    again = grade(work, out, solutions_dir=toy[0], workers=1, limits=LIMITS, progress=False,
+                  sandbox_mode=grading_sandbox)
     alice = next(r for r in again.results if r.student == "alice")
     assert _auto(alice)["ex3_tests"] == 0.0
     with Gradebook(db) as gb:
@@ -392,7 +398,7 @@ def test_grade_rejects_bad_arguments(toy, tmp_path, kwargs, match):
 # The real lectures
 
 
-def test_real_lectures_full_solutions_get_full_marks(tmp_path):
+def test_real_lectures_full_solutions_get_full_marks(tmp_path, grading_sandbox):
     """Every lecture in solutions/: the solution (as a student hands it in) gets every autograded point."""
     lectures = course.assignments()
     assert lectures, "solutions/ holds no lecture"
@@ -402,7 +408,7 @@ def test_real_lectures_full_solutions_get_full_marks(tmp_path):
         source = nbformat.read(course.SOLUTIONS_DIR / name / f"{name}.ipynb", as_version=4)
         _write(subs / f"ada_{name}.ipynb", demo.full_solution(demo.student_version(scratch, name), source))
     run = grade(subs, tmp_path / "out", workers=2, limits=Limits(cell_timeout=60, notebook_timeout=300),
-                progress=False)
+                progress=False, sandbox_mode=grading_sandbox)
     assert {r.assignment for r in run.results} == set(lectures)
     for r in run.results:
         auto = {k: v for k, v in r.exercises.items() if v[0] is not None}
@@ -410,3 +416,98 @@ def test_real_lectures_full_solutions_get_full_marks(tmp_path):
         bad = [e for e in r.events if grading.EVENT_KINDS[e["kind"]][0] == "error"
                or e["kind"].startswith("tampering")]
         assert not bad, bad
+
+
+# --------------------------------------------------------------------------------------------------------
+# Hidden tests with the delimiters the course configures
+
+
+SECRET_BEGIN, SECRET_END = "BEGIN SECRET CHECKS", "END SECRET CHECKS"
+
+
+@pytest.fixture
+def secret_delimiters(toy, tmp_path, monkeypatch):
+    """The toy assignment with its hidden tests between other delimiters, and a course config naming them."""
+    sols = tmp_path / "solutions"
+    shutil.copytree(toy[0], sols)
+    nb_path = sols / NAME / f"{NAME}.ipynb"
+    nb_path.write_text(nb_path.read_text().replace("BEGIN HIDDEN TESTS", SECRET_BEGIN)
+                       .replace("END HIDDEN TESTS", SECRET_END))
+    config = tmp_path / "nbgrader_config.py"
+    config.write_text(course.CONFIG_FILE.read_text() + f"\nc.ClearHiddenTests.begin_test_delimeter = {SECRET_BEGIN!r}"
+                      f"\nc.ClearHiddenTests.end_test_delimeter = {SECRET_END!r}\n")
+    monkeypatch.setattr(course, "CONFIG_FILE", config)
+    return sols
+
+
+def test_hidden_tests_follow_the_configured_delimiters(secret_delimiters, tmp_path):
+    from traitlets.config.loader import PyFileConfigLoader
+
+    crs = course.make_course(tmp_path / "c", [NAME], solutions_dir=secret_delimiters)
+    assert report.test_delimiters(crs) == (SECRET_BEGIN, SECRET_END)
+    hidden = report.hidden_test_lines(crs)[NAME][NAME]
+    assert len(hidden) == 4 and all("HIDDEN-TOKEN" in line for line in hidden)
+    assert "HIDDEN-TOKEN" not in (crs / "release" / NAME / f"{NAME}.ipynb").read_text()  # nbgrader used them too
+    source = nbformat.read(crs / "source" / NAME / f"{NAME}.ipynb", as_version=4)
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(crs)).load_config()
+    stripped, _ = report.StripHiddenTests(config=config).preprocess(nbformat.from_dict(source), {})
+    assert not any("HIDDEN-TOKEN" in c.source or SECRET_BEGIN in c.source for c in stripped.cells)
+    # with nbgrader's default delimiters nothing would have been found: the configuration is what counts
+    unchanged, _ = report.StripHiddenTests().preprocess(nbformat.from_dict(source), {})
+    assert sum("HIDDEN-TOKEN" in c.source for c in unchanged.cells) == 3
+
+
+def test_feedback_strips_hidden_tests_with_configured_delimiters(toy, secret_delimiters, tmp_path, grading_sandbox):
+    subs = tmp_path / "subs"
+    _write(subs / f"carol_{NAME}.ipynb", demo.set_answer(toy[2], "ex2_answer", WRONG_EX2))
+    run = grade(subs, tmp_path / "out", solutions_dir=secret_delimiters, workers=1, limits=LIMITS, progress=False,
+                sandbox_mode=grading_sandbox)
+    (carol,) = run.results
+    assert _auto(carol) == EXPECTED["carol"]
+    html = (run.output_dir / carol.feedback[0]).read_text()
+    hidden = report.hidden_test_lines(run.output_dir / "course")[NAME][NAME]
+    assert len(hidden) == 4 and report.leaked_hidden_lines(html, hidden) == []
+    assert not any(code in html for code in HIDDEN_CODE) and SECRET_BEGIN not in html
+    assert "hidden check HIDDEN-TOKEN-EX2 failed" in html and "hidden tests are not shown" in html
+
+
+# --------------------------------------------------------------------------------------------------------
+# Graded with --no-sandbox: the course directory is still out of reach
+
+
+def test_no_sandbox_keeps_the_course_directory_from_student_code(toy, tmp_path):
+    sols, crs, full, release = toy
+    out = tmp_path / "out"
+    targets = [out / "course" / "pwned.txt", out / "course" / "gradebook.db",
+               out / "course" / "source" / NAME / f"{NAME}.ipynb", out / "course" / "release" / NAME / f"{NAME}.ipynb",
+               out / "work" / "w0" / "source" / NAME / f"{NAME}.ipynb"]
+    body = (f"for _p in {[str(p) for p in targets]!r}:\n    try:\n        with open(_p, 'a') as _f:\n"
+            "            _f.write('pwned')\n        hits.append(_p)\n    except OSError:\n        pass")
+    subs = tmp_path / "subs"
+    _write(subs / f"alice_{NAME}.ipynb", full)
+    _write(subs / f"vandal_{NAME}.ipynb", demo.set_answer(full, "ex1_answer", hostile._probe_code("VANDAL:", body),
+                                                         mode="prepend"))
+    info = isolation.probe("none")
+    refusal = isolation.grading_refusal(info, "none")
+    if refusal:  # a root grader that cannot move kernels to a dedicated uid: it refuses instead
+        assert info.as_root and not info.drops_uid
+        with pytest.raises(RuntimeError, match="dedicated unprivileged uid"):
+            grade(subs, out, solutions_dir=sols, workers=1, limits=LIMITS, progress=False, sandbox_mode="none")
+        return
+    run = grade(subs, out, solutions_dir=sols, workers=1, limits=LIMITS, progress=False, sandbox_mode="none")
+    autograded = out / "course" / "autograded" / "vandal" / NAME / f"{NAME}.ipynb"
+    assert hostile.probe_output(autograded, "VANDAL:") == [], "student code wrote into the course directory"
+    assert {r.student: _auto(r) for r in run.results} == {"alice": EXPECTED["alice"], "vandal": EXPECTED["alice"]}
+    assert not (out / "course" / "pwned.txt").exists()
+    assert b"pwned" not in (out / "course" / "source" / NAME / f"{NAME}.ipynb").read_bytes()
+    md = run.report_md.read_text()
+    assert "WARNING: student code was not sandboxed" in md and info.course_protection() in md
+    assert os.access(out / "course" / "gradebook.db", os.W_OK), "unsealed after the run (formgrader writes to it)"
+
+
+def test_last_error_skips_nbgraders_see_above():
+    log = ("[AutogradeApp | ERROR] There was an error processing assignment\nTraceback (most recent call last):\n"
+           "RuntimeError: Kernel died before replying to kernel_info\n"
+           "nbgrader.converters.base.NbGraderException: Please see the the above traceback\n")
+    assert grading._last_error({"success": False, "log": log}) == (
+        "RuntimeError: Kernel died before replying to kernel_info")

@@ -24,7 +24,8 @@ from dp_course.interactive import (Adversary, HiddenStateMechanism, answer_table
 from dp_course.interactive.examples import (discrete_laplace_logpmf, discrete_laplace_logsf, guess_and_check_system,
                                             laplace_counter_system, randomized_response_system,
                                             sparse_vector_system, stateless_system, sticky_randomized_response)
-from dp_course.renyi import compose_rdp, randomized_response_rdp
+from dp_course.rdp_accounting import compose_rdp
+from dp_course.renyi import randomized_response_rdp
 
 
 def random_system(rng, rounds=2, states=2, queries=2, answers=2, concentration=1.0):

@@ -36,12 +36,7 @@ RUFF_TESTS = [
 ]
 """The test files of issue 12 (the other test files belong to branches still editing them)."""
 
-PENDING: dict[tuple[str, str], str] = {
-    ("renyi.py", "length"): "843 lines; to be split (e.g. zCDP into its own module) after the lectures 05/06 "
-                            "branch, which adds to it, has landed",
-    ("simulation.py", "length"): "584 lines; to be split after the lectures 03/04 branch, which adds to it, "
-                                 "has landed",
-}
+PENDING: dict[tuple[str, str], str] = {}
 """(file, check) -> why it is allowed to fail for now."""
 
 

@@ -15,8 +15,9 @@ import pytest  # noqa: E402
 
 from dp_course import plotting  # noqa: E402
 from dp_course.composition import optimal_composition_epsilon  # noqa: E402
+from dp_course.leaky import LEAKY_OUTCOMES, leaky_randomized_response  # noqa: E402
 from dp_course.mechanisms import GaussianMechanism, NameAndShame, RandomizedResponse  # noqa: E402
-from dp_course.simulation import LEAKY_OUTCOMES, leaky_randomized_response, simulation_map  # noqa: E402
+from dp_course.simulation import simulation_map  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -126,6 +127,14 @@ def test_composition_bounds_renders_and_reproduces_figure_1_ordering():
     assert optimal[2] == pytest.approx(optimal_composition_epsilon(0.01, 0.0, 100, 1e-6), rel=1e-12)
     assert optimal[2] == pytest.approx(0.392263943093472, rel=1e-9)   # issue #3 reference value
     assert_legend_clear(ax)
+    assert r"\delta' = 10^{-6}" in ax.get_title(), f"1e-06 in mathtext reads as a subtraction: {ax.get_title()!r}"
+
+
+@pytest.mark.parametrize("x,tex", [(1e-6, "10^{-6}"), (2.5e-7, r"2.5 \times 10^{-7}"), (0.05, "0.05"), (0.0, "0"),
+                                   (1e5, "10^{5}"), (1234.0, "1234")])
+def test_tex_number(x, tex):
+    """Numbers for mathtext titles: powers of ten as 10^{n}, not "1e-06" (which mathtext sets as 1e − 06)."""
+    assert plotting.tex_number(x) == tex
 
 
 def test_simulation_map_and_check_plots():

@@ -1,4 +1,5 @@
-"""Rényi DP / zCDP: mechanism curves, composition, conversions (dp_course.renyi).
+"""Rényi DP / zCDP: mechanism curves (dp_course.renyi), composition and conversions (dp_course.rdp_accounting),
+zCDP (dp_course.zcdp).
 
 References: issue #3 reference values; closed forms evaluated in 40-digit arithmetic (mpmath, installed with
 dp-accounting); numerical integration of the Rényi divergence (scipy.integrate.quad); dp-accounting 0.6.0's
@@ -17,10 +18,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from dp_course.renyi import (DEFAULT_ORDERS, RDPCurve, compose_rdp, compose_zcdp, gaussian_rdp, gaussian_zcdp,
-                             laplace_rdp, pure_dp_to_zcdp, randomized_response_rdp, rdp_to_dp_delta,
-                             rdp_to_dp_epsilon, rdp_to_dp_epsilon_and_order, zcdp_rdp, zcdp_rho_for_dp,
-                             zcdp_to_dp_delta, zcdp_to_dp_epsilon)
+from dp_course.rdp_accounting import (DEFAULT_ORDERS, RDPCurve, compose_rdp, rdp_to_dp_delta, rdp_to_dp_epsilon,
+                                      rdp_to_dp_epsilon_and_order)
+from dp_course.renyi import gaussian_rdp, laplace_rdp, randomized_response_rdp
+from dp_course.zcdp import (compose_zcdp, gaussian_zcdp, pure_dp_to_zcdp, zcdp_rdp, zcdp_rho_for_dp, zcdp_to_dp_delta,
+                            zcdp_to_dp_epsilon)
 
 ORDERS = np.array(DEFAULT_ORDERS)
 

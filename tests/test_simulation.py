@@ -1,4 +1,4 @@
-"""Tests for dp_course.simulation: leaky randomized response and the simulation lemma (Lemma 3.1).
+"""Tests for dp_course.leaky and dp_course.simulation: leaky randomized response and the simulation lemma (Lemma 3.1).
 
 Covers reference maps, property tests over hundreds of (epsilon, delta)-indistinguishable pairs from two
 families, the errata on the proof sketch (items 3 and 4) and sampling through a map.
@@ -16,15 +16,8 @@ from scipy import stats
 
 from dp_course.divergences import hockey_stick_divergence, privacy_profile
 from dp_course.mechanisms import NameAndShame, RandomizedResponse
-from dp_course.simulation import (
-    LEAKY_OUTCOMES,
-    SIMULATION_ATOL,
-    apply_simulation_map,
-    leaky_randomized_response,
-    sample_leaky_randomized_response,
-    simulation_map,
-    simulation_map_error,
-)
+from dp_course.leaky import LEAKY_OUTCOMES, leaky_randomized_response, sample_leaky_randomized_response
+from dp_course.simulation import SIMULATION_ATOL, apply_simulation_map, simulation_map, simulation_map_error
 from strategies import pmf
 
 METHODS = ("explicit", "linprog")
@@ -278,6 +271,39 @@ def test_naive_repair_fails_on_most_random_pairs_while_simulation_map_succeeds()
         for method in METHODS:
             assert_valid_map(simulation_map(p, q, eps, delta, method=method), p, q, eps, delta)
     assert failures > trials / 2
+
+
+def test_explicit_map_is_built_on_an_even_cut():
+    """The explicit map's core pair, read off with the corrected equations (7)-(8), is the documented one: the
+    lighter side is s p' and the heavier side is s (q' - min(lam, q' - e^-eps p')) for one level lam, with
+    s = (1 - delta)/(1 - max(delta_x, delta_y)).  (Lecture 03, Exercise 3 asks for a different core pair - a
+    mixture - so that reading the library's map off earns only the point of the symmetric case there.)"""
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(60):
+        n = int(rng.integers(2, 8))
+        p, q = rng.dirichlet(np.full(n, 0.8), size=2)
+        eps = float(rng.choice([0.1, 0.5, 1.5]))
+        tight = float(privacy_profile(p, q, eps))
+        if tight > 0.9:
+            continue
+        delta = tight + float(rng.uniform(0, 0.5)) * (1 - tight)
+        f = simulation_map(p, q, eps, delta)
+        a, b = 1 / (1 + math.exp(-eps)), 1 / (1 + math.exp(eps))
+        x, y = (1 - delta) * (a * f[0] + b * f[1]), (1 - delta) * (b * f[0] + a * f[1])
+        px, qy = np.minimum(p, math.exp(eps) * q), np.minimum(q, math.exp(eps) * p)
+        if px.sum() > qy.sum():
+            px, qy, x, y = qy, px, y, x
+        s = (1 - delta) / px.sum()
+        np.testing.assert_allclose(x, s * px, rtol=0, atol=1e-12)
+        cut = s * qy - y
+        room = s * (qy - math.exp(-eps) * px)
+        assert np.all(cut >= -1e-12) and np.all(cut <= room + 1e-12)
+        partial = cut < room - 1e-12                   # outcomes not cut down to the band: all cut by lam
+        if partial.sum() >= 2:
+            assert np.ptp(cut[partial]) <= 1e-12
+            checked += 1
+    assert checked >= 20
 
 
 def test_naive_repair_is_fine_when_the_two_deltas_agree():

@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import logsumexp
 
-from dp_course.renyi import DEFAULT_ORDERS, gaussian_rdp, laplace_rdp, randomized_response_rdp
+from dp_course.rdp_accounting import DEFAULT_ORDERS
+from dp_course.renyi import gaussian_rdp, laplace_rdp, randomized_response_rdp
 from dp_course.subsampling import (fixed_size_amplification, fixed_size_amplification_epsilon,
                                    poisson_subsampled_gaussian_rdp, poisson_subsampled_rdp_bound)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dp_course import _validation as v
-from dp_course.renyi import DEFAULT_ORDERS
+from dp_course.rdp_accounting import DEFAULT_ORDERS
 
 
 @pytest.mark.parametrize("call,message", [

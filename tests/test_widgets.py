@@ -15,7 +15,8 @@ import pytest  # noqa: E402
 from dp_course import widgets  # noqa: E402
 from dp_course.dpsgd import dpsgd_epsilon  # noqa: E402
 from dp_course.mechanisms import GaussianMechanism, RandomizedResponse  # noqa: E402
-from dp_course.simulation import leaky_randomized_response, simulation_map  # noqa: E402
+from dp_course.leaky import leaky_randomized_response  # noqa: E402
+from dp_course.simulation import simulation_map  # noqa: E402
 from dp_course.widgets import (StaticExplorer, composition_explorer, dpsgd_explorer, pld_explorer,  # noqa: E402
                                simulation_explorer)
 
@@ -135,7 +136,7 @@ def test_simulation_explorer_needed_delta_is_the_pair_profile():
 def test_dpsgd_explorer_reports_the_accountants_epsilon():
     box = dpsgd_explorer()
     c = controls(box)
-    assert set(c) == {"σ", "q", "T"}
+    assert set(c) == {"z", "q", "T"}          # z: the noise multiplier (lecture 06's name; sigma in the API)
     fig = box.draw(sigma=1.1, q=0.01, steps=1000)
     render(fig)
     ax = fig.axes[0]
@@ -148,7 +149,7 @@ def test_dpsgd_explorer_reports_the_accountants_epsilon():
     assert np.all(np.diff(eps) >= -1e-12), "epsilon grows with the number of steps"
     legends_clear(fig)
     before = image(box)
-    c["σ"].value = 2.0
+    c["z"].value = 2.0
     assert image(box) != before
 
 

@@ -2,8 +2,10 @@
 
 Format: see ``tests/answer_variants/01_foundations.py``.  Every extra variant index adds one submission to the
 nbgrader round trip, so the lists stop at two alternatives and three wrong answers (four for the sampler, where
-ignoring ``rng`` is a mistake of its own).  Each code string replaces a whole answer cell; the notebook's setup
-cell has already imported ``math``, ``itertools``, ``np``, ``stats``, ``integrate`` and the library names.
+ignoring ``rng`` is a mistake of its own, and for the core pair, where two valid but different core pairs - the
+library's and an independent even cut - must earn only the point of the symmetric pairs).  Each code string
+replaces a whole answer cell; the notebook's setup cell has already imported ``math``, ``itertools``, ``np``,
+``stats``, ``integrate`` and the library names.
 """
 
 VARIANTS = {
@@ -215,10 +217,58 @@ VARIANTS = {
         ],
     },
     # ---------------------------------------------------------------- Exercise 3 (a): the core pair
+    # The exercise asks for the mixing core pair; any valid core pair earns the point of the symmetric pairs.
     "ex3a_core": {
         "correct_alt": [
-            # water-filling: lower the heavier side to max(e^-eps lighter, side - c), c found by bisection
+            # scale first, then mix the heavier side towards e^-eps times the lighter one
             """
+            def core_pair(p, q, epsilon, delta):
+                p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+                px, qy = np.minimum(p, np.exp(epsilon) * q), np.minimum(q, np.exp(epsilon) * p)
+                if px.sum() <= qy.sum():
+                    x = (1 - delta) / px.sum() * px
+                    y_top, y_low = (1 - delta) / px.sum() * qy, np.exp(-epsilon) * x
+                    t = (y_top.sum() - (1 - delta)) / (y_top.sum() - y_low.sum()) if y_top.sum() > y_low.sum() else 0.0
+                    return x, (1 - t) * y_top + t * y_low
+                y = (1 - delta) / qy.sum() * qy
+                x_top, x_low = (1 - delta) / qy.sum() * px, np.exp(-epsilon) * y
+                t = (x_top.sum() - (1 - delta)) / (x_top.sum() - x_low.sum()) if x_top.sum() > x_low.sum() else 0.0
+                return (1 - t) * x_top + t * x_low, y
+            """,
+            # theta in closed form from the two hockey-stick divergences (the library's), by recursion for q' lighter
+            """
+            def core_pair(p, q, epsilon, delta):
+                p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+                dx, dy = hockey_stick_divergence(p, q, epsilon), hockey_stick_divergence(q, p, epsilon)
+                if dx < dy:
+                    y, x = core_pair(q, p, epsilon, delta)
+                    return x, y
+                e = math.exp(epsilon)
+                light, heavy = np.minimum(p, e * q), np.minimum(q, e * p)
+                denom = (1 - dy) - (1 - dx) / e
+                theta = (dx - dy) / denom if denom > 0 else 0.0
+                s = (1 - delta) / (1 - dx)
+                return s * light, s * ((1 - theta) * heavy + theta * light / e)
+            """,
+        ],
+        "wrong": [
+            # the naive repair: scale p' and q' down to mass 1 - delta separately
+            {"code": """
+            def core_pair(p, q, epsilon, delta):
+                p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+                px, qy = np.minimum(p, np.exp(epsilon) * q), np.minimum(q, np.exp(epsilon) * p)
+                return (1 - delta) * px / px.sum(), (1 - delta) * qy / qy.sum()
+            """, "at_most": 1},
+            # read off the library's whole map with the corrected equations (7)-(8): x = (1 - delta)(a F0 + b F1).
+            # A valid core pair, but the library's (an even cut): a library call earns only the symmetric point.
+            {"code": """
+            def core_pair(p, q, epsilon, delta):
+                F = simulation_map(p, q, epsilon, delta)
+                a, b = 1 / (1 + np.exp(-epsilon)), 1 / (1 + np.exp(epsilon))
+                return (1 - delta) * (a * F[0] + b * F[1]), (1 - delta) * (b * F[0] + a * F[1])
+            """, "at_most": 1},
+            # water-filling: lower the heavier side evenly (by bisection) - valid, but not the mixing pair asked for
+            {"code": """
             def core_pair(p, q, epsilon, delta):
                 p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
                 a, b = np.minimum(p, math.exp(epsilon) * q), np.minimum(q, math.exp(epsilon) * p)
@@ -237,44 +287,7 @@ VARIANTS = {
                 s = (1 - delta) / light.sum()
                 light, heavy = s * light, s * heavy
                 return (heavy, light) if swap else (light, heavy)
-            """,
-            # read off the library's whole map with the corrected equations (7)-(8): x = (1 - delta)(a F0 + b F1).
-            # Full marks: it needs exactly the equations of ERRATA item 4, but not the construction.
-            """
-            def core_pair(p, q, epsilon, delta):
-                F = simulation_map(p, q, epsilon, delta)
-                a, b = 1 / (1 + np.exp(-epsilon)), 1 / (1 + np.exp(epsilon))
-                return (1 - delta) * (a * F[0] + b * F[1]), (1 - delta) * (b * F[0] + a * F[1])
-            """,
-            # scale first, then mix the heavier side towards e^-eps times the lighter one
-            """
-            def core_pair(p, q, epsilon, delta):
-                p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-                px, qy = np.minimum(p, np.exp(epsilon) * q), np.minimum(q, np.exp(epsilon) * p)
-                if px.sum() <= qy.sum():
-                    x = (1 - delta) / px.sum() * px
-                    y_top, y_low = (1 - delta) / px.sum() * qy, np.exp(-epsilon) * x
-                    t = (y_top.sum() - (1 - delta)) / (y_top.sum() - y_low.sum()) if y_top.sum() > y_low.sum() else 0.0
-                    return x, (1 - t) * y_top + t * y_low
-                y = (1 - delta) / qy.sum() * qy
-                x_top, x_low = (1 - delta) / qy.sum() * px, np.exp(-epsilon) * y
-                t = (x_top.sum() - (1 - delta)) / (x_top.sum() - x_low.sum()) if x_top.sum() > x_low.sum() else 0.0
-                return (1 - t) * x_top + t * x_low, y
-            """,
-        ],
-        "wrong": [
-            # the naive repair: scale p' and q' down to mass 1 - delta separately
-            {"code": """
-            def core_pair(p, q, epsilon, delta):
-                p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-                px, qy = np.minimum(p, np.exp(epsilon) * q), np.minimum(q, np.exp(epsilon) * p)
-                return (1 - delta) * px / px.sum(), (1 - delta) * qy / qy.sum()
             """, "at_most": 1},
-            # the whole pmfs, scaled: right masses, but not within a factor e^eps
-            """
-            def core_pair(p, q, epsilon, delta):
-                return (1 - delta) * np.asarray(p, dtype=float), (1 - delta) * np.asarray(q, dtype=float)
-            """,
             # p' and q' themselves: masses 1 - delta_x and 1 - delta_y instead of 1 - delta
             """
             def core_pair(p, q, epsilon, delta):

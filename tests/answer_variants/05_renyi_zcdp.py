@@ -111,7 +111,7 @@ VARIANTS = {
             """,
             # the library's epsilon and the best order on its grid
             {"code": """
-            from dp_course.renyi import DEFAULT_ORDERS, rdp_to_dp_epsilon_and_order
+            from dp_course.rdp_accounting import DEFAULT_ORDERS, rdp_to_dp_epsilon_and_order
 
             def zcdp_to_dp(rho, log_inv_delta):
                 orders = np.asarray(DEFAULT_ORDERS)
