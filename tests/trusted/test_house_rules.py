@@ -46,3 +46,16 @@ def test_public_functions_are_annotated(path):
                     if a.arg not in ("self", "cls")]
             missing = [a.arg for a in args if a.annotation is None]
             assert node.returns is not None and not missing, f"{path.name}: {node.name} is not fully annotated"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_no_private_names_imported_across_modules(path):
+    """``from module import _name`` only when ``_name`` is itself a module (``_fixtures``, ``_attack_kit``)."""
+    bad = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            bad += [f"line {node.lineno}: from {'.' * node.level}{source} import {a.name}" for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                    and not (path.parent / f"{a.name}.py").exists()]
+    assert not bad, f"{path.name} imports private names:\n" + "\n".join(bad)
