@@ -8,8 +8,9 @@ built-ins always win, so a student who rebinds ``np`` or ``privacy_profile`` cha
 
 * a student's function -> a :class:`proxy.StudentFunction` (every call goes to the student's kernel);
 * plain data -> its value (decoded, a copy);
-* a module -> the trusted kernel's own module of that name, *if it is already imported here* (importing a
-  module by a name the student chose would run code the student picked);
+* a module -> the trusted kernel's own module of that name, if it was imported when the kernel started or the
+  setup cell binds it (importing a module by a name the student chose would run code the student picked, and
+  allowing whatever earlier notebooks happened to import would make a verdict depend on them);
 * anything else -> an :class:`proxy.Unavailable` that fails with a clear message when used;
 * a name the student's kernel does not have -> nothing (the cell raises ``NameError`` as in one kernel).
 """
@@ -19,7 +20,8 @@ from __future__ import annotations
 import builtins
 import symtable
 import sys
-from collections.abc import MutableMapping, Sequence, Set
+import types
+from collections.abc import Mapping, MutableMapping, Sequence, Set
 from typing import Any
 
 from IPython.core.inputtransformer2 import TransformerManager
@@ -76,7 +78,7 @@ _BUILTINS = frozenset(dir(builtins))
 
 
 def resolve(names: Sequence[str], namespace: MutableMapping[str, Any], link: proxy.StudentLink,
-            bound: set[str], *, trusted: Set[str] = frozenset()) -> dict[str, str]:
+            bound: set[str], *, trusted: Set[str] = frozenset(), modules: Set[str] | None = None) -> dict[str, str]:
     """Bind in ``namespace`` what a test cell needs from the student; return ``{name: kind}``.
 
     Args:
@@ -87,6 +89,8 @@ def resolve(names: Sequence[str], namespace: MutableMapping[str, Any], link: pro
             (a helper function of an earlier test cell may use them, and the student's cells may have
             changed them since).
         trusted: names that never come from the student even if absent from ``namespace``.
+        modules: names of the modules a student's name may stand for, besides the modules bound in
+            ``namespace`` (the setup's imports); None: any module the trusted kernel has imported.
 
     Returns:
         ``{name: "function" | "data" | "module" | "other" | "missing" | "error"}`` for the names asked.
@@ -104,7 +108,7 @@ def resolve(names: Sequence[str], namespace: MutableMapping[str, Any], link: pro
         return dict.fromkeys(wanted, "error")
     kinds: dict[str, str] = {}
     for name in wanted:
-        kind, value = _value(name, found.get(name, {"kind": "missing"}), link)
+        kind, value = _value(name, found.get(name, {"kind": "missing"}), link, _allowed(namespace, modules))
         kinds[name] = kind
         if kind == "missing":
             if name in bound:
@@ -116,7 +120,14 @@ def resolve(names: Sequence[str], namespace: MutableMapping[str, Any], link: pro
     return kinds
 
 
-def _value(name: str, description: dict[str, Any], link: proxy.StudentLink) -> tuple[str, Any]:
+def _allowed(namespace: Mapping[str, Any], modules: Set[str] | None) -> Set[str] | None:
+    if modules is None:
+        return None
+    return set(modules) | {v.__name__ for v in namespace.values() if isinstance(v, types.ModuleType)}
+
+
+def _value(name: str, description: dict[str, Any], link: proxy.StudentLink,
+           modules: Set[str] | None = None) -> tuple[str, Any]:
     """``(kind, value to bind)`` for one description sent by the student's kernel (checked here)."""
     kind = description.get("kind")
     if kind == "function":
@@ -129,7 +140,7 @@ def _value(name: str, description: dict[str, Any], link: proxy.StudentLink) -> t
     if kind == "module":
         module_name = description.get("module")
         module = sys.modules.get(module_name) if isinstance(module_name, str) else None
-        if module is not None:
+        if module is not None and (modules is None or module_name in modules):
             return "module", module
         return "other", proxy.Unavailable(name, f"a module ({str(module_name)[:80]}) that the test cell does not "
                                                 "import itself")

@@ -29,13 +29,18 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from . import codec, names, proxy
 
-__all__ = ["MAX_FEEDBACK_CHARS", "begin", "prepare", "status", "finish", "exception_line", "format_warning",
-           "install_display"]
+__all__ = ["MAX_FEEDBACK_CHARS", "STARTUP_MODULES", "begin", "prepare", "status", "finish", "exception_line",
+           "format_warning", "install_display"]
 
 MAX_FEEDBACK_CHARS = 2000
 """Longest exception message a failing test shows."""
 
 _STATE: dict[str, Any] = {"link": None, "bound": set(), "trusted": frozenset()}
+
+STARTUP_MODULES = frozenset(sys.modules)
+"""Modules imported when the trusted kernel loaded this module (its start): with the modules the notebook's
+setup binds, the only ones a name from the student's kernel may stand for (:func:`names.resolve`), so that
+what a test may use never depends on the notebooks a worker graded before."""
 
 
 def _shell() -> InteractiveShell:
@@ -129,7 +134,8 @@ def prepare(free: list[str], seconds: float | None) -> str:
     if link is None:
         raise RuntimeError("prepare() before begin()")
     link.set_deadline(seconds)
-    kinds = names.resolve(free, _shell().user_ns, link, _STATE["bound"], trusted=_STATE["trusted"])
+    kinds = names.resolve(free, _shell().user_ns, link, _STATE["bound"], trusted=_STATE["trusted"],
+                          modules=STARTUP_MODULES)
     return json.dumps({"kinds": kinds, "student": link.state})
 
 

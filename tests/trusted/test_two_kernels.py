@@ -181,6 +181,8 @@ def test_what_a_test_cannot_use_fails_with_a_clear_message(trusted_kernel):
     }
     nb = notebook(setup_cell(), answer_cell("a", textwrap.dedent(answers).strip()),
                   *[grade_cell(k, v) for k, v in tests.items()])
+    # an earlier notebook of the same worker imported fractions: this notebook's verdicts must not depend on it
+    run_two(notebook(setup_cell("import fractions")), trusted_kernel)
     result = run_two(nb, trusted_kernel)
     got = {gid: errors(c) for gid, c in graded_cells(result.nb).items()}
     assert got["obj"][0][0] == "StudentCodeError" and "mech is a value of type" in got["obj"][0][1]
