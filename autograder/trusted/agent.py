@@ -1,0 +1,167 @@
+"""The trusted kernel's agent inside the student's kernel: it describes names and performs calls, by value.
+
+Sent into the student's kernel from its file (with :mod:`autograder.trusted.codec`, by
+:mod:`autograder.trusted.loader`) before the first cell.  The trusted kernel reaches it with silent
+``execute_request`` messages whose only content is a *user expression* such as::
+
+    __import__("sys").modules["_dpc_trusted.agent"].call(globals(), '{"name": "f", "args": [...], ...}')
+
+so all the student's kernel ever receives from a test is the name of a function and the arguments, as plain
+data – never the test's source, its expected values or its comparisons.  IPython evaluates user expressions
+directly (no input transformers, no history) and sends the value's ``repr`` back as ``text/plain``; a
+:class:`Reply` makes that ``repr`` the JSON answer itself.
+
+Nothing here is trusted: the student can replace this module.  The trusted side treats every reply as hostile
+data (it decodes with its own limits and builds only plain values), so tampering with the agent gains no
+more than returning a value from an answer does.  The agent is the honest path: it keeps the student's
+behaviour as close as possible to a single kernel (exceptions keep their built-in type, a generator argument
+comes back advanced).  Standard library and NumPy only.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+from collections.abc import Mapping
+from typing import Any
+
+from . import codec
+
+__all__ = ["PROTOCOL", "Reply", "describe", "call", "exception_info", "describe_value"]
+
+PROTOCOL = 1
+"""Version of the request / reply format (checked by the trusted side)."""
+
+MAX_MESSAGE_CHARS = 2000
+"""Longest exception message sent back."""
+
+
+class Reply:
+    """A reply whose ``repr`` is its JSON text, so that IPython's ``text/plain`` of it is the JSON itself."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _reply(content: dict[str, Any]) -> Reply:
+    return Reply(json.dumps({"protocol": PROTOCOL, **content}, allow_nan=False, separators=(",", ":")))
+
+
+def exception_info(exc: BaseException, where: str) -> dict[str, str]:
+    """What the trusted side needs to re-raise ``exc``: its type name, its nearest built-in base class
+    (``ValueError`` for a ``class MyError(ValueError)``), its message (truncated) and where it happened
+    (``"request"``, ``"call"`` or ``"result"``)."""
+    cls = type(exc)
+    builtin = next((c.__name__ for c in cls.__mro__ if c.__module__ == "builtins"), "BaseException")
+    try:
+        message = str(exc)
+    except BaseException:  # noqa: BLE001 - the student's __str__ may raise anything
+        message = "(the exception's message could not be read)"
+    return {"type": str(cls.__name__)[:100], "builtin": builtin, "message": message[:MAX_MESSAGE_CHARS],
+            "where": where}
+
+
+def describe_value(value: Any, limits: codec.Limits) -> dict[str, Any]:
+    """How the trusted side should see one of the student's names.
+
+    ``{"kind": "module", "module": name}`` for a module, ``{"kind": "function"}`` for anything callable
+    that is not a class, ``{"kind": "data", "value": tree}`` for plain data, else
+    ``{"kind": "other", "type": ..., "why": ...}``.
+    """
+    if isinstance(value, types.ModuleType):
+        return {"kind": "module", "module": str(value.__name__)}
+    if isinstance(value, type):
+        return {"kind": "other", "type": f"class {value.__name__}", "why": "a class"}
+    if callable(value):
+        return {"kind": "function", "type": codec.describe_type(value)}
+    try:
+        return {"kind": "data", "value": codec.to_tree(value, limits)}
+    except codec.CodecError as exc:
+        return {"kind": "other", "type": codec.describe_type(value), "why": str(exc)[:MAX_MESSAGE_CHARS]}
+
+
+def _limits(request: Mapping[str, Any]) -> codec.Limits:
+    return codec.Limits(**request["limits"])
+
+
+def describe(namespace: Mapping[str, Any], request: str) -> Reply:
+    """Describe the names in ``request`` (``{"names": [...], "limits": {...}}``) as found in ``namespace``.
+
+    Returns:
+        ``{"names": {name: description}}`` (:func:`describe_value`; ``{"kind": "missing"}`` for an unbound
+        name), or ``{"error": ...}`` for a malformed request.
+    """
+    try:
+        parsed = json.loads(request)
+        limits = _limits(parsed)
+        names = [str(n) for n in parsed["names"]]
+    except Exception as exc:  # noqa: BLE001 - any malformed request is reported, never raised
+        return _reply({"error": exception_info(exc, "request")})
+    out: dict[str, Any] = {}
+    for name in names:
+        if name not in namespace:
+            out[name] = {"kind": "missing"}
+        else:
+            out[name] = describe_value(namespace[name], limits)
+    return _reply({"names": out})
+
+
+def _function(namespace: Mapping[str, Any], name: str) -> Any:
+    if name not in namespace:
+        raise NameError(f"name {name!r} is not defined")
+    func = namespace[name]
+    if not callable(func) or isinstance(func, type):
+        raise TypeError(f"{name!r} is not a function")
+    return func
+
+
+def call(namespace: Mapping[str, Any], request: str) -> Reply:
+    """Call the student's function named in ``request`` with its arguments; answer with the result by value.
+
+    ``request`` is ``{"name": ..., "args": tree, "kwargs": tree, "limits": {...}}``.  Generators in the
+    arguments are rebuilt from their state, references ``{"t": "fn"}`` become the student's functions of
+    that name.  The student's output during the call goes to the student's kernel as usual, which the
+    trusted side does not read.
+
+    Returns:
+        ``{"ok": tree, "rngs": [state trees]}`` – the result and the final state of each generator argument –
+        or ``{"error": exception_info, "rngs": [...]}``.  A result that is not plain data is an error with
+        ``where == "result"``.
+    """
+    generators = codec.Generators()
+    try:
+        parsed = json.loads(request)
+        limits = _limits(parsed)
+        refs = codec.FunctionRefs(resolve=lambda fname: _function(namespace, fname))
+        args = codec.from_tree(parsed["args"], limits, generators=generators, functions=refs)
+        kwargs = codec.from_tree(parsed["kwargs"], limits, generators=generators, functions=refs)
+        if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+            raise TypeError("malformed arguments")
+        func = _function(namespace, str(parsed["name"]))
+    except Exception as exc:  # noqa: BLE001 - reported to the trusted side
+        return _reply({"error": exception_info(exc, "request"), "rngs": []})
+    try:
+        result = func(*args, **kwargs)
+    except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt too: the grader's interrupt on timeout
+        return _reply({"error": exception_info(exc, "call"), "rngs": _states(generators, limits)})
+    states = _states(generators, limits)
+    try:
+        tree = codec.to_tree(result, limits)
+    except codec.CodecError as exc:
+        info = exception_info(exc, "result")
+        info["type"] = codec.describe_type(result)[:100]
+        return _reply({"error": info, "rngs": states})
+    return _reply({"ok": tree, "rngs": states})
+
+
+def _states(generators: codec.Generators, limits: codec.Limits) -> list[Any]:
+    """The bit-generator state of every generator argument, after the call."""
+    try:
+        return [codec.to_tree(g.bit_generator.state, limits) for g in generators.items]
+    except codec.CodecError:
+        return []
