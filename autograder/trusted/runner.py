@@ -8,7 +8,7 @@ The cells of a graded notebook (after nbgrader has restored the instructor's cel
   kernel (recorded) and again, silently, in the trusted kernel, which needs the same imports;
 * **student** – every other code cell (answers, demonstrations, self-checks): the student's kernel only.
 
-Each cell is executed by nbgrader's own ``Execute`` preprocessor (:class:`autograder.headless.Execute`) bound to
+Each cell is executed by nbgrader's own ``Execute`` preprocessor (:class:`autograder.preprocessors.headless.Execute`) bound to
 the kernel of its role, so the outputs – and nbgrader's verdict on them – are exactly what a single kernel
 would record, except that a failing test shows one line (:mod:`autograder.trusted.session`).  Before the
 first cell, :func:`install_agent` sends the agent into the student's kernel (from its file).
@@ -38,7 +38,7 @@ from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 from nbgrader import utils as nbutils
 
-from .. import headless
+from ..preprocessors import headless
 from . import agent, codec, loader
 from .names import free_names
 
