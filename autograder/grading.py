@@ -234,6 +234,7 @@ def _submission_events(run: _Run, job: Job, reply: Reply) -> list[Event]:
                                 notebook=f.notebook))
         if f.changes:
             events.append(Event(EventKind.TEST_CELLS_CHANGED, "; ".join(f.changes), notebook=f.notebook))
+        events.extend(Event(kind, f"{f.origin}: {text}", notebook=f.notebook) for kind, text in f.flags)
     submitted = {f.notebook for f in files}
     for nb in run.notebooks[job.assignment]:
         if nb not in submitted:
