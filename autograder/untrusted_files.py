@@ -72,10 +72,12 @@ def read_no_follow(base: Path, rel: str, cap: int) -> bytes:
             try:
                 fds.append(os.open(part, flags, dir_fd=fds[-1]))
             except OSError as exc:
+                link = False
                 with contextlib.suppress(OSError):
-                    if stat.S_ISLNK(os.lstat(part, dir_fd=fds[-1]).st_mode):
-                        where = "the file" if last else f"its folder {'/'.join(parts[:i + 1])}"
-                        raise SymlinkFound(f"{where} is a symbolic link (not followed)") from exc
+                    link = stat.S_ISLNK(os.lstat(part, dir_fd=fds[-1]).st_mode)
+                if link:
+                    where = "the file" if last else f"its folder {'/'.join(parts[:i + 1])}"
+                    raise SymlinkFound(f"{where} is a symbolic link (not followed)") from exc
                 raise UnreadableFile(f"cannot open {rel}: {exc.strerror or exc}") from exc
         if not stat.S_ISREG(os.fstat(fds[-1]).st_mode):
             raise UnreadableFile(f"{rel} is not a regular file")

@@ -6,6 +6,7 @@ Built on the toy assignment (``autograder.demo.write_synthetic_assignment``).
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 import unicodedata
 import time
@@ -23,6 +24,7 @@ from autograder.events import EventKind
 from autograder.intake import collect_submissions, notebook_names, student_from_prefix
 from autograder.limits import Limits
 from autograder.review import changed_test_cells, suspicious_lines
+from autograder.untrusted_files import SymlinkFound, UnreadableFile, read_no_follow
 
 NAME = demo.SYNTHETIC_NAME
 
@@ -201,3 +203,130 @@ def test_notebook_names_rejects_unknown_assignments(toy: hostile.Toy, bad: str) 
     else:
         with pytest.raises(ValueError, match="assignment must be one of"):
             notebook_names(toy.solutions, [bad])
+
+
+# --- hostile archives and files: each is one bad submission, the others are graded ------------------------
+
+def lie_about_size(zpath: Path, member: str, declared: int) -> None:
+    """Patch the uncompressed size of ``member`` in both its local and its central header to ``declared``."""
+    data = bytearray(zpath.read_bytes())
+    with zipfile.ZipFile(zpath) as zf:
+        info = zf.getinfo(member)
+    local = info.header_offset
+    assert data[local:local + 4] == b"PK\x03\x04"
+    data[local + 22:local + 26] = declared.to_bytes(4, "little")
+    central = data.find(b"PK\x01\x02")
+    while int.from_bytes(data[central + 42:central + 46], "little") != local:  # its record points to its header
+        central = data.find(b"PK\x01\x02", central + 4)
+        assert central >= 0
+    data[central + 24:central + 28] = declared.to_bytes(4, "little")
+    zpath.write_bytes(bytes(data))
+
+
+def hostile_zip(zpath: Path, good: bytes) -> None:
+    """A zip of submissions with one honest notebook and one member of every kind of trouble."""
+    bomb = b'{"cells": [], "x": "' + b"0" * (30 << 20) + b'"}'
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"alice_{NAME}.ipynb", good)
+        zf.writestr(f"liar_{NAME}.ipynb", good)                 # header patched below: declares 100 bytes
+        zf.writestr(f"bomb_{NAME}.ipynb", bomb)                 # 30 MB of zeros, honest header
+        zf.writestr(f"sneakybomb_{NAME}.ipynb", bomb)           # header patched below: declares 1 KB
+        zf.writestr(f"mangled_{NAME}.ipynb", good)              # compressed bytes damaged below
+        zf.writestr(f"nest_{NAME}.zip", zpath.name)             # a zip inside the zip
+        zf.writestr(f"../escape_{NAME}.ipynb", good)
+        zf.writestr(f"/abs/escape_{NAME}.ipynb", good)
+        zf.writestr(f"C:\\escape_{NAME}.ipynb", good)
+        link = zipfile.ZipInfo(f"linked_{NAME}.ipynb")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "/etc/passwd")
+        mangled = zf.getinfo(f"mangled_{NAME}.ipynb")
+    lie_about_size(zpath, f"liar_{NAME}.ipynb", 100)
+    lie_about_size(zpath, f"sneakybomb_{NAME}.ipynb", 1000)
+    data = bytearray(zpath.read_bytes())
+    start = mangled.header_offset + 30 + len(mangled.filename)
+    data[start + 10:start + 40] = bytes(30)
+    zpath.write_bytes(bytes(data))
+
+
+def test_hostile_zip_members_are_bad_submissions(toy: hostile.Toy, tmp_path: Path) -> None:
+    zpath = tmp_path / "subs.zip"
+    hostile_zip(zpath, nbformat.writes(toy.full).encode())
+    extract = tmp_path / "x"
+    intake = collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=extract,
+                                 limits=Limits(max_notebook_mb=1))
+    kinds = {f.student: f.problem_kind for f in intake.files}
+    assert kinds == {"alice": None, "liar": EventKind.UNREADABLE_FILE, "bomb": EventKind.TOO_LARGE,
+                     "sneakybomb": EventKind.UNREADABLE_FILE, "mangled": EventKind.UNREADABLE_FILE,
+                     "nest": EventKind.NOT_A_NOTEBOOK, "linked": EventKind.SYMLINK}
+    reasons = {f.student: f.problem for f in intake.files}
+    assert "CRC" in str(reasons["liar"]) and "not opened" in str(reasons["bomb"])
+    assert "archives inside the submissions are not opened" in str(reasons["nest"])
+    assert {p for p, why in intake.unmatched if why == "unsafe path in the archive"} == {
+        f"../escape_{NAME}.ipynb", f"/abs/escape_{NAME}.ipynb", f"C:/escape_{NAME}.ipynb"}
+    # nothing outside the private folder, nothing big inside it
+    written = [p for p in extract.rglob("*") if p.is_file()]
+    assert all(p.stat().st_size <= 1 << 20 for p in written) and not list(tmp_path.glob("escape*"))
+    assert not (Path("/abs") / f"escape_{NAME}.ipynb").exists()
+
+
+def test_absurd_member_counts_and_truncated_archives(toy: hostile.Toy, tmp_path: Path) -> None:
+    zpath = tmp_path / "many.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        for i in range(60):
+            zf.writestr(f"s{i:02d}_{NAME}.ipynb", "{}")
+    intake = collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=tmp_path / "x", max_members=25)
+    assert len(intake.files) == 25
+    assert intake.unmatched == [("(35 more files)", "60 files in the submissions; only the first 25 were read")]
+    cut = tmp_path / "cut.zip"
+    cut.write_bytes(zpath.read_bytes()[: zpath.stat().st_size // 2])   # central directory lost
+    with pytest.raises(ValueError, match="readable .zip file"):
+        collect_submissions(cut, notebook_names(toy.solutions), extract_dir=tmp_path / "y")
+    # inside a folder, a student's (truncated) zip is that student's bad submission; the batch goes on
+    folder = tmp_path / "folder"
+    _write(folder / f"alice_{NAME}.ipynb", toy.full)
+    (folder / f"bob_{NAME}.zip").write_bytes(cut.read_bytes())
+    intake = collect_submissions(folder, notebook_names(toy.solutions))
+    assert {f.student: f.problem_kind for f in intake.files} == {"alice": None, "bob": EventKind.NOT_A_NOTEBOOK}
+
+
+def test_no_symlink_is_followed(toy: hostile.Toy, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    _write(outside / "carol" / NAME / f"{NAME}.ipynb", toy.full)
+    (outside / "secret.txt").write_text("2099-01-01 00:00:00 secret")
+    subs = tmp_path / "course" / "submitted"
+    _write(subs / "alice" / NAME / f"{NAME}.ipynb", toy.full)
+    os.symlink(outside / "secret.txt", subs / "alice" / NAME / "timestamp.txt")      # a side file
+    os.symlink(outside / "carol", subs / "carol")                                     # a folder mid-path
+    _write(subs / "dan" / NAME / f"{NAME}.ipynb", toy.full)
+    intake = collect_submissions(tmp_path / "course", notebook_names(toy.solutions), extract_dir=tmp_path / "x")
+    assert [(f.student, f.problem_kind, f.timestamp) for f in intake.files] == [
+        ("alice", None, None), ("dan", None, None)]
+    alice = intake.files[0]
+    assert [k for k, _ in alice.flags] == [EventKind.SYMLINK] and "timestamp.txt" in alice.flags[0][1]
+    assert intake.unmatched == [("carol", "symbolic link to a folder (not followed)")]
+    assert all(Path(f.path).is_relative_to(tmp_path / "x") for f in intake.files)   # graded from private copies
+    # the reader refuses links anywhere in the path, even when they appear after the folder was listed
+    os.symlink(outside / "carol" / NAME, subs / "dan" / "linked")
+    with pytest.raises(SymlinkFound, match="its folder dan/linked is a symbolic link"):
+        read_no_follow(subs, f"dan/linked/{NAME}.ipynb", 1 << 20)
+    os.mkfifo(subs / "dan" / "fifo")
+    with pytest.raises(UnreadableFile, match="not a regular file"):   # and does not block on a FIFO
+        read_no_follow(subs, "dan/fifo", 10)
+    assert read_no_follow(subs, f"dan/{NAME}/{NAME}.ipynb", 9) == nbformat.writes(toy.full).encode()[:10]
+
+
+def test_student_names_keep_accents_and_collisions_are_graded_apart(toy: hostile.Toy, tmp_path: Path) -> None:
+    old = _write(tmp_path / f"Jose\u0301_{NAME}.ipynb", toy.release)      # NFD (a macOS zip): same student ...
+    _write(tmp_path / f"José_v2_{NAME}.ipynb", toy.full)                  # ... as NFC José
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    _write(tmp_path / f"Jose_{NAME}.ipynb", toy.full)                    # another student
+    _write(tmp_path / f"Jane Doe_1_assignsubmission_file_{NAME}.ipynb", toy.full)
+    _write(tmp_path / f"Jane:Doe_{NAME}.ipynb", toy.full)                # another name, the same safe id
+    intake = collect_submissions(tmp_path, notebook_names(toy.solutions))
+    students = sorted(f.student for f in intake.files)
+    assert len(students) == 4 and "José" in students and "Jose" in students
+    assert intake.duplicates == [(old.name, f"José_v2_{NAME}.ipynb")]
+    assert intake.collisions == [("Jane_Doe", ["Jane Doe", "Jane:Doe"])]
+    janes = [f for f in intake.files if f.name.startswith("Jane")]
+    assert len({f.student for f in janes}) == 2 and all(f.student.startswith("Jane_Doe-") for f in janes)
+    assert all([k for k, _ in f.flags] == [EventKind.ID_COLLISION] for f in janes)
