@@ -5,7 +5,10 @@ Built on the toy assignment (``autograder.demo.write_synthetic_assignment``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import queue
 import stat
 import tempfile
 import unicodedata
@@ -19,8 +22,9 @@ from hypothesis import given, settings, strategies as st
 from nbformat.notebooknode import NotebookNode
 
 from adversarial import hostile
-from autograder import cells, demo
+from autograder import cells, demo, disk_watch, isolation
 from autograder.events import EventKind
+from autograder.kernels import KernelSandbox
 from autograder.intake import collect_submissions, notebook_names, student_from_prefix
 from autograder.limits import Limits
 from autograder.review import changed_test_cells, suspicious_lines
@@ -330,3 +334,84 @@ def test_student_names_keep_accents_and_collisions_are_graded_apart(toy: hostile
     janes = [f for f in intake.files if f.name.startswith("Jane")]
     assert len({f.student for f in janes}) == 2 and all(f.student.startswith("Jane_Doe-") for f in janes)
     assert all([k for k, _ in f.flags] == [EventKind.ID_COLLISION] for f in janes)
+
+
+# --- every folder a kernel can write to is capped ------------------------------------------------------------
+
+def test_disk_watch_caps_host_folders_and_full_tmpfs(tmp_path: Path) -> None:
+    (tmp_path / "before.bin").write_bytes(b"x" * 300_000)          # what the folder held before: not counted
+    watch = disk_watch.DiskWatch([(tmp_path, 1 << 20, 5)])
+    assert watch.check() is None
+    (tmp_path / "a").write_bytes(b"x" * 900_000)
+    assert watch.check() is None
+    (tmp_path / "b").write_bytes(b"x" * 300_000)
+    assert str(watch.check()).startswith(f"{disk_watch.MARKER}: the kernel wrote 1.")
+    for i in range(6):
+        (tmp_path / f"e{i}").mkdir()
+    assert watch.check() is not None and "files to" in str(watch.check())
+    assert disk_watch.tmpfs_full("/nonexistent/dpc") is False
+    # a link is counted as itself, never followed
+    os.symlink("/usr", tmp_path / "link")
+    assert disk_watch.usage(tmp_path, 10**6)[1] == 10
+
+
+def _fill_code(where: str) -> str:
+    return ("import os, time\n"
+            f"d = {where}\n"
+            "try:\n"
+            "    for i in range(40):\n"
+            "        with open(os.path.join(d, f'fill{i}'), 'wb') as f:\n"
+            "            f.write(b'x' * (4 << 20))\n"
+            "except OSError as e:\n"
+            "    print('refused:', e.strerror)\n"
+            "time.sleep(4)\n")
+
+
+@pytest.mark.parametrize("where", ["'/tmp'", "os.path.dirname(__import__('ipykernel.connect').connect"
+                                            ".get_connection_file())"])
+def test_a_kernel_that_fills_a_folder_is_stopped_with_a_reason(where: str, tmp_path: Path) -> None:
+    """A real sandboxed kernel writes past the cap of its /tmp (a tmpfs) or of its socket folder (a host folder)."""
+    info = isolation.probe("auto")
+    if not info.isolated:
+        pytest.skip("no sandbox works on this machine: " + "; ".join(info.problems))
+    limits = Limits(tmp_mb=8, max_file_mb=4)
+    box = KernelSandbox.new()
+    try:
+        box.prepare(tmp_path, info, limits)
+        died, out = asyncio.run(_run(box, _fill_code(where)))
+        log = box.kernel_log()
+        if where == "'/tmp'":   # a capped tmpfs: the kernel is refused (ENOSPC), then stopped with the reason
+            assert died and f"{disk_watch.MARKER}: /tmp is full" in log, (out, log)
+        elif info.drops_uid:    # the socket folder: taken from a kernel under its own uid once the sockets exist
+            assert not died and "refused: Permission denied" in out, (out, log)
+        else:                   # ... or read-only and watched, for a kernel that runs as the grader's user
+            assert ("refused: Permission denied" in out and not died) or f"{disk_watch.MARKER}: the kernel" in log
+        assert disk_watch.usage(box.conn_dir, 10**6)[0] < 6 << 20     # the host folder stayed small
+    finally:
+        box.cleanup()
+
+
+async def _run(box: KernelSandbox, code: str) -> tuple[bool, str]:
+    """Run ``code`` in the box's kernel: (whether the kernel was stopped before the code finished, its output)."""
+    km = box.kernel_manager(None, 64)
+    await km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    out: list[str] = []
+    try:
+        await kc.wait_for_ready(timeout=60)
+        msg_id = kc.execute(code)
+        for _ in range(100):
+            if not await km.is_alive():
+                return True, "".join(out)
+            with contextlib.suppress(queue.Empty, TimeoutError):
+                msg = await kc.get_iopub_msg(timeout=0.1)
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+                    out.append(msg["content"]["text"])
+                if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle" \
+                        and msg["parent_header"].get("msg_id") == msg_id:
+                    return False, "".join(out)
+        return False, "".join(out)
+    finally:
+        kc.stop_channels()
+        await km.shutdown_kernel(now=True)
