@@ -73,8 +73,9 @@ def command(bwrap: str, *, workdir: Path, conn_dir: Path, ro_paths: Sequence[Pat
     are created world-traversable (mode 0755): a kernel under a dedicated uid reaches an interpreter whose
     host path runs through private (0700) directories such as ``/root`` or a ``mktemp -d`` folder, without
     the host's directories being opened to anyone.  ``/tmp``, ``/dev/shm`` and ``workdir`` are fresh tmpfs of
-    ``tmp_mb`` MiB each (``/dev`` itself is read-only); every entry of the host's ``workdir`` is bound read-only into the latter; ``conn_dir`` (the
-    kernel's ZeroMQ sockets) is the only host directory the kernel can write to.  The root itself is remounted
+    ``tmp_mb`` MiB each (``/dev`` itself is read-only); every entry of the host's ``workdir`` is bound read-only
+    into the latter; ``conn_dir`` (the kernel's ZeroMQ sockets) is the only host directory the kernel can write
+    to, until the launcher takes it back (:func:`autograder.disk_watch.lock_socket_dir`).  The root itself is remounted
     read-only at the end, so nothing else in the sandbox is writable either.
 
     Args:

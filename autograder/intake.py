@@ -23,6 +23,7 @@ submissions folder (or zip) against the assignments' notebook names (:func:`note
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -149,26 +150,6 @@ def check_notebook_bytes(data: bytes) -> tuple[EventKind | None, str | None, Not
         return EventKind.INVALID_JSON, f"not UTF-8 text ({exc.reason} at byte {exc.start})", None
     try:
         json.loads(text)
-    except ValueError as exc:
-        return EventKind.INVALID_JSON, f"not valid JSON: {str(exc)[:200]}", None
-    try:
-        nb = nbformat.reads(text, as_version=4)
-        nbformat.validate(nb)
-    except Exception as exc:  # nbformat raises several types for "JSON but not a notebook"
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return EventKind.NOT_A_NOTEBOOK, f"valid JSON but not a Jupyter notebook: {msg[:200]}", None
-    return None, None, nb
-
-
-def check_notebook_bytes(data: bytes) -> tuple[EventKind | None, str | None, NotebookNode | None]:
-    """(problem kind, problem text, ``None``) for the raw bytes of a file that cannot be graded, else
-    (``None``, ``None``, the notebook)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return EventKind.INVALID_JSON, f"not UTF-8 text ({exc.reason} at byte {exc.start})", None
-    try:
-        json.loads(text)
     except (ValueError, RecursionError) as exc:
         return EventKind.INVALID_JSON, f"not valid JSON: {str(exc)[:200]}", None
     try:
@@ -201,10 +182,8 @@ def _member_name(info: zipfile.ZipInfo) -> str:
     """A member's path, ``/``-separated; UTF-8 names packed without the UTF-8 flag (macOS, old tools) decoded."""
     name = info.filename
     if not info.flag_bits & 0x800:
-        try:
+        with contextlib.suppress(UnicodeError):
             name = name.encode("cp437").decode("utf-8")
-        except UnicodeError:
-            pass
     return name.replace("\\", "/")
 
 

@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import os
 import queue
-import stat
 import tempfile
 import unicodedata
 import time
@@ -211,50 +210,9 @@ def test_notebook_names_rejects_unknown_assignments(toy: hostile.Toy, bad: str) 
 
 # --- hostile archives and files: each is one bad submission, the others are graded ------------------------
 
-def lie_about_size(zpath: Path, member: str, declared: int) -> None:
-    """Patch the uncompressed size of ``member`` in both its local and its central header to ``declared``."""
-    data = bytearray(zpath.read_bytes())
-    with zipfile.ZipFile(zpath) as zf:
-        info = zf.getinfo(member)
-    local = info.header_offset
-    assert data[local:local + 4] == b"PK\x03\x04"
-    data[local + 22:local + 26] = declared.to_bytes(4, "little")
-    central = data.find(b"PK\x01\x02")
-    while int.from_bytes(data[central + 42:central + 46], "little") != local:  # its record points to its header
-        central = data.find(b"PK\x01\x02", central + 4)
-        assert central >= 0
-    data[central + 24:central + 28] = declared.to_bytes(4, "little")
-    zpath.write_bytes(bytes(data))
-
-
-def hostile_zip(zpath: Path, good: bytes) -> None:
-    """A zip of submissions with one honest notebook and one member of every kind of trouble."""
-    bomb = b'{"cells": [], "x": "' + b"0" * (30 << 20) + b'"}'
-    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr(f"alice_{NAME}.ipynb", good)
-        zf.writestr(f"liar_{NAME}.ipynb", good)                 # header patched below: declares 100 bytes
-        zf.writestr(f"bomb_{NAME}.ipynb", bomb)                 # 30 MB of zeros, honest header
-        zf.writestr(f"sneakybomb_{NAME}.ipynb", bomb)           # header patched below: declares 1 KB
-        zf.writestr(f"mangled_{NAME}.ipynb", good)              # compressed bytes damaged below
-        zf.writestr(f"nest_{NAME}.zip", zpath.name)             # a zip inside the zip
-        zf.writestr(f"../escape_{NAME}.ipynb", good)
-        zf.writestr(f"/abs/escape_{NAME}.ipynb", good)
-        zf.writestr(f"C:\\escape_{NAME}.ipynb", good)
-        link = zipfile.ZipInfo(f"linked_{NAME}.ipynb")
-        link.external_attr = (stat.S_IFLNK | 0o777) << 16
-        zf.writestr(link, "/etc/passwd")
-        mangled = zf.getinfo(f"mangled_{NAME}.ipynb")
-    lie_about_size(zpath, f"liar_{NAME}.ipynb", 100)
-    lie_about_size(zpath, f"sneakybomb_{NAME}.ipynb", 1000)
-    data = bytearray(zpath.read_bytes())
-    start = mangled.header_offset + 30 + len(mangled.filename)
-    data[start + 10:start + 40] = bytes(30)
-    zpath.write_bytes(bytes(data))
-
-
 def test_hostile_zip_members_are_bad_submissions(toy: hostile.Toy, tmp_path: Path) -> None:
     zpath = tmp_path / "subs.zip"
-    hostile_zip(zpath, nbformat.writes(toy.full).encode())
+    hostile.hostile_zip(zpath, nbformat.writes(toy.full).encode())
     extract = tmp_path / "x"
     intake = collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=extract,
                                  limits=Limits(max_notebook_mb=1))
