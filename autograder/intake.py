@@ -45,10 +45,13 @@ from .student_ids import assign_ids, name_of, prefix_name, student_from_prefix, 
 from .untrusted_files import SymlinkFound, UnreadableFile, is_symlink_member, read_member, read_no_follow
 
 __all__ = ["SubmissionFile", "Intake", "MAX_MEMBERS", "notebook_names", "student_id", "student_from_prefix",
-           "check_notebook_bytes", "collect_submissions"]
+           "check_notebook_bytes", "collect_submissions", "MAX_EXTRACTED_BYTES"]
 
 MAX_MEMBERS = 20_000
 """Files (or zip members) read from one submissions folder or zip; the rest are listed as unmatched."""
+
+MAX_EXTRACTED_BYTES = 4 << 30
+"""Bytes extracted from one zip of submissions at most; members past it are bad submissions (too large)."""
 
 _IGNORED_NAMES = ("timestamp.txt", "Thumbs.db")
 _UNSAFE = re.compile(r"^(/|[A-Za-z]:)")
@@ -172,7 +175,10 @@ def _folder_entries(base: Path) -> list[_Entry]:
                          and not (Path(root) / d).is_symlink())
         for f in sorted(files):
             p = Path(root) / f
-            st = p.lstat()
+            try:
+                st = p.lstat()
+            except OSError:  # gone since the folder was listed
+                continue
             entries.append(_Entry(p.relative_to(base).as_posix(), st.st_size, st.st_mtime,
                                   "file" if p.is_symlink() else ""))
     return entries
@@ -303,7 +309,7 @@ def _timestamp(base: Path, rel: str, f: SubmissionFile) -> None:
 def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: Limits = Limits(),
                         extract_dir: Path | None = None, student_pattern: str | None = None,
                         releases: dict[tuple[str, str], NotebookNode] | None = None,
-                        max_members: int = MAX_MEMBERS) -> Intake:
+                        max_members: int = MAX_MEMBERS, max_extracted_bytes: int = MAX_EXTRACTED_BYTES) -> Intake:
     """Find and check every submitted notebook under ``src`` (a folder or a ``.zip``).
 
     Args:
@@ -318,6 +324,7 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
         releases: ``{(assignment, notebook): release notebook}``; when given, deleted, duplicated or edited
             test cells are reported (nbgrader restores them when grading).
         max_members: files (zip members) read at most; the others are listed as unmatched.
+        max_extracted_bytes: bytes extracted from a zip at most; the members past it are marked too large.
 
     Returns:
         An :class:`Intake`; files that could not be attributed to a student and an assignment notebook are
@@ -359,6 +366,7 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
                           f"{len(entries)} files in the submissions; only the first {max_members} were read"))
         entries = entries[:max_members]
     layouts: set[str] = set()
+    extracted = 0
     try:
         for entry in entries:
             parts = PurePosixPath(entry.rel).parts
@@ -385,10 +393,14 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
             elif archive:
                 _mark(f, EventKind.NOT_A_NOTEBOOK, "a zip archive, not a notebook (archives inside the "
                       "submissions are not opened)")
+            elif zf is not None and extracted + min(entry.size, cap) > max_extracted_bytes:
+                _mark(f, EventKind.TOO_LARGE, f"the zip's members already extracted reach the limit of "
+                      f"{max_extracted_bytes / 2**30:g} GiB; it was not read")
             elif zf is not None and entry.member is not None and entry.size <= cap:
                 f.path = base / f"{len(files):05d}.ipynb"
                 try:
                     data = read_member(zf, entry.member, cap)
+                    extracted += len(data)
                 except UnreadableFile as exc:
                     _mark(f, EventKind.UNREADABLE_FILE, str(exc))
                 else:

@@ -236,9 +236,12 @@ def test_absurd_member_counts_and_truncated_archives(toy: hostile.Toy, tmp_path:
     with zipfile.ZipFile(zpath, "w") as zf:
         for i in range(60):
             zf.writestr(f"s{i:02d}_{NAME}.ipynb", "{}")
-    intake = collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=tmp_path / "x", max_members=25)
+    intake = collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=tmp_path / "x", max_members=25,
+                                 max_extracted_bytes=20)
     assert len(intake.files) == 25
     assert intake.unmatched == [("(35 more files)", "60 files in the submissions; only the first 25 were read")]
+    kinds = [f.problem_kind for f in intake.files]   # 2 bytes each: 10 read, then the budget is spent
+    assert kinds == [EventKind.NOT_A_NOTEBOOK] * 10 + [EventKind.TOO_LARGE] * 15
     cut = tmp_path / "cut.zip"
     cut.write_bytes(zpath.read_bytes()[: zpath.stat().st_size // 2])   # central directory lost
     with pytest.raises(ValueError, match="readable .zip file"):
@@ -373,3 +376,23 @@ async def _run(box: KernelSandbox, code: str) -> tuple[bool, str]:
     finally:
         kc.stop_channels()
         await km.shutdown_kernel(now=True)
+
+
+def test_utf8_member_names_without_the_utf8_flag(toy: hostile.Toy, tmp_path: Path) -> None:
+    """macOS and old zip tools store UTF-8 names without the flag that says so: ``José`` is still José."""
+    zpath = tmp_path / "mac.zip"
+    nfd = unicodedata.normalize("NFD", f"José_{NAME}.ipynb")
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr(nfd, nbformat.writes(toy.full))
+        zf.writestr(f"Jos\u00e9_resubmitted_{NAME}.ipynb", "{}")
+    data = bytearray(zpath.read_bytes())   # clear the UTF-8 flag (bit 11) in every local and central header
+    for sig, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        i = data.find(sig)
+        while i >= 0:
+            data[i + at + 1] &= ~0x08
+            i = data.find(sig, i + 4)
+    zpath.write_bytes(bytes(data))
+    with zipfile.ZipFile(zpath) as zf:
+        assert all(not info.flag_bits & 0x800 for info in zf.infolist())
+    intake = collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=tmp_path / "x")
+    assert [f.student for f in intake.files] == ["José"] and len(intake.duplicates) == 1
