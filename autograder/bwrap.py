@@ -72,9 +72,10 @@ def command(bwrap: str, *, workdir: Path, conn_dir: Path, ro_paths: Sequence[Pat
     bound once, through their outermost parent).  Parent directories that bwrap must create for those mounts
     are created world-traversable (mode 0755): a kernel under a dedicated uid reaches an interpreter whose
     host path runs through private (0700) directories such as ``/root`` or a ``mktemp -d`` folder, without
-    the host's directories being opened to anyone.  ``/tmp`` and ``workdir`` are fresh tmpfs of ``tmp_mb``
-    MiB each; every entry of the host's ``workdir`` is bound read-only into the latter; ``conn_dir`` (the
-    kernel's ZeroMQ sockets) is the only host directory the kernel can write to.  The root itself is remounted
+    the host's directories being opened to anyone.  ``/tmp``, ``/dev/shm`` and ``workdir`` are fresh tmpfs of
+    ``tmp_mb`` MiB each (``/dev`` itself is read-only); every entry of the host's ``workdir`` is bound read-only
+    into the latter; ``conn_dir`` (the kernel's ZeroMQ sockets) is the only host directory the kernel can write
+    to, until the launcher takes it back (:func:`autograder.disk_watch.lock_socket_dir`).  The root itself is remounted
     read-only at the end, so nothing else in the sandbox is writable either.
 
     Args:
@@ -82,7 +83,7 @@ def command(bwrap: str, *, workdir: Path, conn_dir: Path, ro_paths: Sequence[Pat
         workdir: the kernel's working directory (a private copy of the assignment's files).
         conn_dir: directory of the kernel's connection file and Unix sockets.
         ro_paths: host paths the kernel may read (the Python installation, the course library, ...).
-        tmp_mb: size of ``/tmp`` and of the working directory, MiB.
+        tmp_mb: size of ``/tmp``, ``/dev/shm`` and of the working directory, MiB.
         unshare_user: add a user namespace (needed when not root; root switches to a dedicated uid instead).
         extra_ro: ``(host path, sandbox path)`` pairs bound read-only at another path.
 
@@ -104,6 +105,8 @@ def command(bwrap: str, *, workdir: Path, conn_dir: Path, ro_paths: Sequence[Pat
     argv += ["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev"]
     tmp_bytes = str(int(tmp_mb) * 1024 * 1024)
     argv += ["--perms", "1777", "--size", tmp_bytes, "--tmpfs", "/tmp"]
+    # bwrap's /dev is a tmpfs without a size (and /dev/shm a folder in it): read-only, with a capped /dev/shm
+    argv += ["--remount-ro", "/dev", "--perms", "1777", "--size", tmp_bytes, "--tmpfs", "/dev/shm"]
     made: set[Path] = {Path("/"), Path("/usr"), Path("/etc"), Path("/tmp"), Path("/proc"), Path("/dev")}
 
     def parents(target: Path) -> list[str]:
@@ -131,7 +134,8 @@ def command(bwrap: str, *, workdir: Path, conn_dir: Path, ro_paths: Sequence[Pat
         argv += ["--ro-bind", str(entry), str(entry)]
     argv += parents(Path(conn_dir)) + ["--bind", str(conn_dir), str(conn_dir)]
     # The root tmpfs (with the parent directories made above, which an unprivileged caller's kernel would own)
-    # becomes read-only: the kernel writes only to /tmp, its working directory and conn_dir, all size-capped.
+    # becomes read-only: the kernel writes only to /tmp, /dev/shm and its working directory, all size-capped, and
+    # to conn_dir, whose growth the launcher caps (autograder.disk_watch).
     return argv + ["--remount-ro", "/", "--chdir", str(workdir)]
 
 

@@ -64,6 +64,11 @@ class EventKind(enum.Enum):
     TOO_LARGE = "too_large", Severity.ERROR, "notebook over the size limit"
     INVALID_JSON = "invalid_json", Severity.ERROR, "not valid JSON"
     NOT_A_NOTEBOOK = "not_a_notebook", Severity.ERROR, "not a Jupyter notebook"
+    UNREADABLE_FILE = "unreadable_file", Severity.ERROR, "unreadable file (corrupt archive member, not a file)"
+    SYMLINK = "symlink", Severity.ERROR, "symbolic link (not followed)"
+    ID_COLLISION = ("id_collision", Severity.FLAG,
+                    "names that give the same student id (both graded, ids made distinct)")
+    DISK_LIMIT = "disk_limit", Severity.ERROR, "disk space limit reached (kernel stopped)"
     NBGRADER_FAILED = "nbgrader_failed", Severity.ERROR, "nbgrader could not grade it"
     NOT_GRADED = "not_graded", Severity.ERROR, "could not be graded"
     KERNEL_START_FAILED = "kernel_start_failed", Severity.ERROR, "the kernel could not start"

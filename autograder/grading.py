@@ -42,7 +42,7 @@ import nbformat
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from . import isolation, protect
+from . import disk_watch, isolation, protect
 from .course import SOLUTIONS_DIR, make_course
 from .diagnostics import clean_kernel_log
 from .events import Event, EventKind
@@ -234,6 +234,7 @@ def _submission_events(run: _Run, job: Job, reply: Reply) -> list[Event]:
                                 notebook=f.notebook))
         if f.changes:
             events.append(Event(EventKind.TEST_CELLS_CHANGED, "; ".join(f.changes), notebook=f.notebook))
+        events.extend(Event(kind, f"{f.origin}: {text}", notebook=f.notebook) for kind, text in f.flags)
     submitted = {f.notebook for f in files}
     for nb in run.notebooks[job.assignment]:
         if nb not in submitted:
@@ -245,7 +246,10 @@ def _submission_events(run: _Run, job: Job, reply: Reply) -> list[Event]:
     for nb_name, executed in sorted(reply.events.items()):
         events.extend(Event.from_json(e) for e in executed.get("events", []))
         last_words = clean_kernel_log(executed.get("kernel_log") or "")
-        if last_words:
+        if disk_watch.MARKER in last_words:
+            events.append(Event(EventKind.DISK_LIMIT, last_words[last_words.index(disk_watch.MARKER):][:600],
+                                notebook=nb_name))
+        elif last_words:
             events.append(Event(EventKind.KERNEL_DIED, "the kernel's last words: " + last_words[-600:],
                                 notebook=nb_name))
     return events

@@ -6,25 +6,32 @@ submissions folder (or zip) against the assignments' notebook names (:func:`note
 * **layouts**: nbgrader's ``submitted/<student>/<assignment>/<notebook>.ipynb`` (with its ``timestamp.txt``),
   flat LMS downloads (``<student>_<anything>_<notebook>.ipynb``, Canvas/Moodle style, or one folder per
   student), a zip of either, or a ``student_pattern`` of the instructor's;
-* **zip**: members are extracted one by one into a private folder, never by their own path; unsafe paths and
-  symbolic links are listed as unmatched;
+* **untrusted bytes** (:mod:`autograder.untrusted_files`): every file is read with a byte cap, streamed (a zip's
+  declared sizes are never trusted), and never through a symbolic link (the file's or a folder's in its path);
+  a zip member is copied into a private folder, never by its own path, and so is a folder's file when
+  ``extract_dir`` is given (grading reads only those copies).  A corrupt member, a symbolic link, a zip inside
+  the submissions, a file over the size cap is *one bad submission*: attributed to its student when its name
+  allows, graded as the untouched release notebook (zero) with the reason; the batch goes on.  Unsafe member
+  paths (``../x``, absolute) and members past :data:`MAX_MEMBERS` are listed as unmatched;
+* **student ids** (:func:`student_id`): Unicode letters are kept (NFC-normalised, case and accents preserved);
+  two different names that still give the same id are both graded, under ids made distinct, and flagged;
 * **duplicates**: the newest file per (student, assignment, notebook) is graded, the others listed;
-* **validity**: files over the size cap are never opened; files that are not UTF-8 JSON, or not notebooks, get
-  a problem (:class:`~autograder.events.EventKind`) and are graded as the untouched release notebook (zero);
-  the others are reviewed (:mod:`autograder.review`).
+* **validity**: files that are not UTF-8 JSON, or not notebooks, get a problem
+  (:class:`~autograder.events.EventKind`) and are graded as the untouched release notebook (zero); the others
+  are reviewed (:mod:`autograder.review`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
 import json
 import os
 import re
-import shutil
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 import nbformat
@@ -34,12 +41,20 @@ from .course import SOLUTIONS_DIR, assignments as list_assignments
 from .events import EventKind
 from .limits import Limits
 from .review import changed_test_cells, suspicious_lines
+from .student_ids import assign_ids, name_of, prefix_name, student_from_prefix, student_id
+from .untrusted_files import SymlinkFound, UnreadableFile, is_symlink_member, read_member, read_no_follow
 
-__all__ = ["SubmissionFile", "Intake", "notebook_names", "student_from_prefix", "check_notebook_bytes",
-           "collect_submissions"]
+__all__ = ["SubmissionFile", "Intake", "MAX_MEMBERS", "notebook_names", "student_id", "student_from_prefix",
+           "check_notebook_bytes", "collect_submissions", "MAX_EXTRACTED_BYTES"]
 
-_SAFE_ID = re.compile(r"[^A-Za-z0-9_.@-]+")
+MAX_MEMBERS = 20_000
+"""Files (or zip members) read from one submissions folder or zip; the rest are listed as unmatched."""
+
+MAX_EXTRACTED_BYTES = 4 << 30
+"""Bytes extracted from one zip of submissions at most; members past it are bad submissions (too large)."""
+
 _IGNORED_NAMES = ("timestamp.txt", "Thumbs.db")
+_UNSAFE = re.compile(r"^(/|[A-Za-z]:)")
 
 
 @dataclasses.dataclass
@@ -49,7 +64,7 @@ class SubmissionFile:
     student: str
     assignment: str
     notebook: str
-    path: Path                   # where its bytes are (extracted from the zip if needed)
+    path: Path                   # where its bytes are (a private copy when extracted from a zip or copied)
     origin: str                  # its path relative to the submissions folder / inside the zip
     size: int
     sha256: str = ""
@@ -59,6 +74,8 @@ class SubmissionFile:
     changes: list[str] = dataclasses.field(default_factory=list)  # test cells deleted/duplicated/edited
     mtime: float = 0.0
     timestamp: str | None = None  # nbgrader's timestamp.txt next to the notebook (late penalties)
+    name: str = ""               # the student's name as found (NFC), before it was made an id
+    flags: list[tuple[EventKind, str]] = dataclasses.field(default_factory=list)  # other things to report
 
 
 @dataclasses.dataclass
@@ -69,6 +86,7 @@ class Intake:
     unmatched: list[tuple[str, str]]      # (path, reason) of files that could not be attributed
     duplicates: list[tuple[str, str]]     # (ignored path, kept path)
     layout: str
+    collisions: list[tuple[str, list[str]]] = dataclasses.field(default_factory=list)  # (id, names sharing it)
 
     def jobs(self) -> dict[tuple[str, str], list[SubmissionFile]]:
         """The files of each (student, assignment), sorted by notebook; keys sorted."""
@@ -85,9 +103,9 @@ class _Entry:
     """A file among the submissions, before it is attributed."""
 
     rel: str                          # path relative to the submissions folder, or inside the zip
-    path: Path | None                 # on disk (None: in the zip, or a symbolic link)
-    size: int                         # -1: a symbolic link
+    size: int                         # as stat or the zip header says (a claim, for a zip)
     mtime: float
+    link: str = ""                    # "file" or "folder": a symbolic link (never followed)
     member: zipfile.ZipInfo | None = None
 
 
@@ -106,21 +124,6 @@ def notebook_names(solutions_dir: Path = SOLUTIONS_DIR,
             raise ValueError(f"assignment must be one of {list_assignments(solutions_dir)}, got {a!r}")
         out[a] = sorted(p.stem for p in d.glob("*.ipynb"))
     return out
-
-
-def _safe_id(name: str) -> str:
-    return _SAFE_ID.sub("_", name).strip("._-")
-
-
-def student_from_prefix(prefix: str) -> str:
-    """Student id from the part of an LMS file name before the notebook name: its first ``_``-separated token.
-
-    ``alice_`` -> ``alice``; ``alice_resubmission_`` -> ``alice``; Canvas ``doejane_late_123456_7890123_``
-    -> ``doejane``; Moodle ``Jane Doe_123456_assignsubmission_file_`` -> ``Jane_Doe``.  Ids that contain
-    ``_`` need ``student_pattern``.  The result is a safe directory name (ASCII letters, digits, ``_.@-``).
-    """
-    tokens = [t for t in re.split(r"_+", prefix.strip(" _-.")) if t.strip(" -.")]
-    return _safe_id(tokens[0] if tokens else "")
 
 
 def _match_notebook(stem: str, notebooks: dict[str, list[str]]) -> tuple[str, str, int, int] | None:
@@ -150,7 +153,7 @@ def check_notebook_bytes(data: bytes) -> tuple[EventKind | None, str | None, Not
         return EventKind.INVALID_JSON, f"not UTF-8 text ({exc.reason} at byte {exc.start})", None
     try:
         json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         return EventKind.INVALID_JSON, f"not valid JSON: {str(exc)[:200]}", None
     try:
         nb = nbformat.reads(text, as_version=4)
@@ -161,72 +164,76 @@ def check_notebook_bytes(data: bytes) -> tuple[EventKind | None, str | None, Not
     return None, None, nb
 
 
-def _folder_entries(src: Path) -> list[_Entry]:
-    base = src / "submitted" if (src / "submitted").is_dir() else src
+def _folder_entries(base: Path) -> list[_Entry]:
+    """Every file below ``base``; symbolic links (to files or folders) are listed, never followed."""
     entries = []
-    for root, dirs, files in os.walk(base):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__MACOSX")
+    for root, dirs, files in os.walk(base):  # os.walk does not descend into linked folders
+        for d in sorted(dirs):
+            if (Path(root) / d).is_symlink():
+                entries.append(_Entry((Path(root) / d).relative_to(base).as_posix(), -1, 0.0, "folder"))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__MACOSX"
+                         and not (Path(root) / d).is_symlink())
         for f in sorted(files):
             p = Path(root) / f
-            rel = p.relative_to(base).as_posix()
-            if p.is_symlink():
-                entries.append(_Entry(rel, None, -1, 0.0))
+            try:
+                st = p.lstat()
+            except OSError:  # gone since the folder was listed
                 continue
-            st = p.stat()
-            entries.append(_Entry(rel, p, st.st_size, st.st_mtime))
+            entries.append(_Entry(p.relative_to(base).as_posix(), st.st_size, st.st_mtime,
+                                  "file" if p.is_symlink() else ""))
     return entries
 
 
+def _member_name(info: zipfile.ZipInfo) -> str:
+    """A member's path, ``/``-separated; UTF-8 names packed without the UTF-8 flag (macOS, old tools) decoded."""
+    name = info.filename
+    if not info.flag_bits & 0x800:
+        with contextlib.suppress(UnicodeError):
+            name = name.encode("cp437").decode("utf-8")
+    return name.replace("\\", "/")
+
+
 def _zip_entries(zf: zipfile.ZipFile) -> list[_Entry]:
-    return [_Entry(info.filename, None, info.file_size, dt.datetime(*info.date_time).timestamp(), info)
-            for info in zf.infolist() if not info.is_dir()]
+    out = []
+    for info in zf.infolist():
+        if info.is_dir():
+            continue
+        try:
+            mtime = dt.datetime(*info.date_time).timestamp()
+        except (ValueError, OverflowError):  # an impossible date in the header
+            mtime = 0.0
+        out.append(_Entry(_member_name(info), info.file_size, mtime, "file" if is_symlink_member(info) else "",
+                          info))
+    return out
 
 
-def _attribute(entry: _Entry, notebooks: dict[str, list[str]], pattern: re.Pattern[str] | None,
-               layouts: set[str], timestamps: dict[tuple[str, str], str]) -> tuple[str, str, str] | str:
-    """(student, assignment, notebook) of a file, or why it cannot be attributed (noting the layout it follows,
-    and nbgrader's ``timestamp.txt`` next to it)."""
-    parts = PurePosixPath(entry.rel).parts
-    stem = (parts[-1] if parts else entry.rel)[: -len(".ipynb")]
+def _attribute(rel: str, stem: str, notebooks: dict[str, list[str]], pattern: re.Pattern[str] | None,
+               layouts: set[str]) -> tuple[str, str, str, str] | str:
+    """(student's name, assignment, notebook, layout) of a file, or why it cannot be attributed."""
+    parts = PurePosixPath(rel).parts
     student = assignment = nb = None
+    layout = ""
     if pattern is not None:
-        m = pattern.search(entry.rel)
+        m = pattern.search(rel)
         hit = _match_notebook(stem, notebooks)
         if m and hit:
-            student, (assignment, nb) = _safe_id(m.group("student")), hit[:2]
-            layouts.add("pattern")
+            student, (assignment, nb), layout = name_of(m.group("student")), hit[:2], "pattern"
     elif len(parts) >= 3 and parts[-2] in notebooks and stem in notebooks[parts[-2]]:
-        student, assignment, nb = _safe_id(parts[-3]), parts[-2], stem
-        layouts.add("nbgrader")
-        stamp = entry.path.parent / "timestamp.txt" if entry.path is not None else None
-        if stamp is not None and stamp.is_file():
-            timestamps[(student, assignment)] = stamp.read_text(errors="replace")[:64].strip()
+        student, assignment, nb, layout = name_of(parts[-3]), parts[-2], stem, "nbgrader"
     else:
         hit = _match_notebook(stem, notebooks)
         if hit:
             assignment, nb, start, _ = hit
             # the student is named in the file name, else by the folder it is in (Moodle: one per student)
-            student = student_from_prefix(stem[:start])
-            if not student and len(parts) > 1:
-                student = student_from_prefix(parts[-2] + "_")
-            layouts.add("flat")
-    if student and assignment and nb:
-        return student, assignment, nb
+            student = prefix_name(stem[:start])
+            if not student_id(student) and len(parts) > 1:
+                student = prefix_name(parts[-2] + "_")
+            layout = "flat"
+    if student and student_id(student) and assignment and nb:
+        layouts.add(layout)
+        return student, assignment, nb, layout
     return "no assignment notebook name in the file name" if not assignment else \
         "no student name before the notebook name"
-
-
-def _extract(zf: zipfile.ZipFile, entry: _Entry, dest: Path, cap: int) -> int:
-    """Copy a zip member to ``dest`` (only when its header claims at most ``cap`` bytes); its size."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    size = entry.size
-    if size <= cap:
-        assert entry.member is not None
-        with zf.open(entry.member) as fin, open(dest, "wb") as fout:
-            shutil.copyfileobj(fin, fout, 1 << 20)
-            if fout.tell() > cap:  # lying header
-                size = fout.tell()
-    return size
 
 
 def _keep_newest(files: list[SubmissionFile]) -> tuple[list[SubmissionFile], list[tuple[str, str]]]:
@@ -241,16 +248,44 @@ def _keep_newest(files: list[SubmissionFile]) -> tuple[list[SubmissionFile], lis
     return sorted(by_key.values(), key=lambda f: (f.student, f.assignment, f.notebook)), duplicates
 
 
-def _check(f: SubmissionFile, limits: Limits, releases: dict[tuple[str, str], NotebookNode] | None) -> None:
-    """Hash the file and record why it cannot be graded, or what to review in it."""
-    if f.size > int(limits.max_notebook_mb * 1024 * 1024):
-        f.problem_kind = EventKind.TOO_LARGE
-        f.problem = (f"the file is {f.size / 1e6:.1f} MB, over the limit of {limits.max_notebook_mb:g} MB;"
-                     " it was not opened")
-        f.sha256 = f"size:{f.size}:{f.mtime}"
+def _mark(f: SubmissionFile, kind: EventKind, text: str) -> None:
+    f.problem_kind, f.problem = kind, text
+
+
+def _too_large(f: SubmissionFile, limits: Limits, declared: bool) -> None:
+    if declared:
+        text = f"the file is {f.size / 1e6:.1f} MB, over the limit of {limits.max_notebook_mb:g} MB; it was not opened"
+    else:
+        text = (f"the file grew past the limit of {limits.max_notebook_mb:g} MB while it was read (its size was "
+                f"given as {f.size} bytes); it was not read further")
+    _mark(f, EventKind.TOO_LARGE, text)
+
+
+def _check(f: SubmissionFile, limits: Limits, releases: dict[tuple[str, str], NotebookNode] | None,
+           read: Callable[[SubmissionFile], bytes], copy_to: Path | None) -> None:
+    """Read the file (capped, no link followed), hash it, keep a private copy at ``copy_to`` (if given), and
+    record why it cannot be graded, or what to review in it."""
+    cap = int(limits.max_notebook_mb * 1024 * 1024)
+    if f.problem is None and f.size > cap:
+        _too_large(f, limits, declared=True)
+    if f.problem is None:
+        try:
+            data = read(f)
+        except SymlinkFound as exc:
+            _mark(f, EventKind.SYMLINK, str(exc))
+        except UnreadableFile as exc:
+            _mark(f, EventKind.UNREADABLE_FILE, str(exc))
+        else:
+            if len(data) > cap:
+                _too_large(f, limits, declared=False)
+    if f.problem is not None:
+        f.sha256 = f"size:{f.size}:{f.mtime}:{f.problem_kind}"
         return
-    data = Path(f.path).read_bytes()
     f.sha256 = hashlib.sha256(data).hexdigest()
+    if copy_to is not None:
+        copy_to.parent.mkdir(parents=True, exist_ok=True)
+        copy_to.write_bytes(data)
+        f.path = copy_to
     kind, text, nb = check_notebook_bytes(data)
     if kind:
         f.problem_kind, f.problem = kind, text
@@ -260,28 +295,43 @@ def _check(f: SubmissionFile, limits: Limits, releases: dict[tuple[str, str], No
             f.changes = changed_test_cells(nb, releases[(f.assignment, f.notebook)])
 
 
+def _timestamp(base: Path, rel: str, f: SubmissionFile) -> None:
+    """nbgrader's ``timestamp.txt`` next to ``rel`` (folder layout), read like a notebook: capped, no link."""
+    stamp = (PurePosixPath(rel).parent / "timestamp.txt").as_posix()
+    try:
+        f.timestamp = read_no_follow(base, stamp, 64)[:64].decode("utf-8", "replace").strip()
+    except SymlinkFound as exc:
+        f.flags.append((EventKind.SYMLINK, f"{stamp}: {exc}; no submission time was read"))
+    except UnreadableFile:
+        pass  # no timestamp.txt (or not a file): no submission time
+
+
 def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: Limits = Limits(),
                         extract_dir: Path | None = None, student_pattern: str | None = None,
-                        releases: dict[tuple[str, str], NotebookNode] | None = None) -> Intake:
+                        releases: dict[tuple[str, str], NotebookNode] | None = None,
+                        max_members: int = MAX_MEMBERS, max_extracted_bytes: int = MAX_EXTRACTED_BYTES) -> Intake:
     """Find and check every submitted notebook under ``src`` (a folder or a ``.zip``).
 
     Args:
         src: the submissions: nbgrader's ``submitted/`` folder (or the course folder holding it), a flat
             folder of LMS downloads, nested per-student folders, or a zip of any of these.
         notebooks: ``{assignment: [notebook names]}`` (see :func:`notebook_names`).
-        limits: ``limits.max_notebook_mb`` is the size above which a file is not opened.
-        extract_dir: where to unpack a zip (required for a zip).
+        limits: ``limits.max_notebook_mb`` is the size above which a file is not read further.
+        extract_dir: where to copy the files that are graded (required for a zip; for a folder, without it
+            the files are graded where they are).
         student_pattern: optional regular expression with a named group ``student``, matched against
             the file's path relative to ``src`` (``/``-separated), overriding the built-in rules.
         releases: ``{(assignment, notebook): release notebook}``; when given, deleted, duplicated or edited
             test cells are reported (nbgrader restores them when grading).
+        max_members: files (zip members) read at most; the others are listed as unmatched.
+        max_extracted_bytes: bytes extracted from a zip at most; the members past it are marked too large.
 
     Returns:
         An :class:`Intake`; files that could not be attributed to a student and an assignment notebook are
         listed in ``unmatched`` with the reason.
 
     Raises:
-        ValueError: ``src`` does not exist, is neither a folder nor a zip, or the zip is unsafe to unpack.
+        ValueError: ``src`` does not exist, is neither a folder nor a readable zip.
     """
     if not Path(src).exists():
         raise ValueError(f"submissions must be an existing folder or .zip file, got {str(src)!r}")
@@ -292,53 +342,85 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
     cap = int(limits.max_notebook_mb * 1024 * 1024)
     zf = None
     if src.is_file():
-        if not zipfile.is_zipfile(src):
-            raise ValueError(f"submissions must be a folder or a .zip file, got the file {str(src)!r}")
         if extract_dir is None:
             raise ValueError("extract_dir is required to read a zip of submissions")
-        zf = zipfile.ZipFile(src)
-        entries, layout_root = _zip_entries(zf), "zip"
+        try:
+            zf = zipfile.ZipFile(src)
+            entries = _zip_entries(zf)
+        except Exception as exc:  # zipfile raises many types for a truncated or corrupt central directory
+            if zf is not None:
+                zf.close()
+            raise ValueError(f"submissions must be a folder or a readable .zip file, got {str(src)!r} "
+                             f"({type(exc).__name__}: {str(exc)[:200]})") from exc
+        base, layout_root = Path(extract_dir) / "files", "zip"
     elif src.is_dir():
-        entries, layout_root = _folder_entries(src), "folder"
+        base = src / "submitted" if (src / "submitted").is_dir() and not (src / "submitted").is_symlink() else src
+        entries, layout_root = _folder_entries(base), "folder"
     else:
         raise ValueError(f"submissions must be a folder or a .zip file, got {str(src)!r}")
 
     files: list[SubmissionFile] = []
     unmatched: list[tuple[str, str]] = []
+    if len(entries) > max_members:
+        unmatched.append((f"({len(entries) - max_members} more files)",
+                          f"{len(entries)} files in the submissions; only the first {max_members} were read"))
+        entries = entries[:max_members]
     layouts: set[str] = set()
-    timestamps: dict[tuple[str, str], str] = {}
+    extracted = 0
     try:
         for entry in entries:
             parts = PurePosixPath(entry.rel).parts
             name = parts[-1] if parts else entry.rel
             if name.startswith(".") or "__MACOSX" in parts or name in _IGNORED_NAMES:
                 continue
-            if entry.rel.startswith("/") or ".." in parts:
+            if _UNSAFE.match(entry.rel) or ".." in parts or "\0" in entry.rel:
                 unmatched.append((entry.rel, "unsafe path in the archive"))
                 continue
-            if entry.size < 0:
-                unmatched.append((entry.rel, "symbolic link (ignored)"))
+            archive = name.lower().endswith(".zip")
+            if entry.link == "folder" or not (name.endswith(".ipynb") or archive):
+                why = {"folder": "symbolic link to a folder (not followed)", "file": "symbolic link (not followed)"}
+                unmatched.append((entry.rel, why.get(entry.link, "not a .ipynb file")))
                 continue
-            if not name.endswith(".ipynb"):
-                unmatched.append((entry.rel, "not a .ipynb file"))
-                continue
-            found = _attribute(entry, notebooks, pattern, layouts, timestamps)
+            found = _attribute(entry.rel, name.rsplit(".", 1)[0], notebooks, pattern, layouts)
             if isinstance(found, str):
                 unmatched.append((entry.rel, found))
                 continue
-            path, size = entry.path, entry.size
-            if zf is not None:
-                assert extract_dir is not None
-                path = Path(extract_dir) / "files" / f"{len(files):05d}.ipynb"
-                size = _extract(zf, entry, path, cap)
-            assert path is not None
-            files.append(SubmissionFile(*found, path, entry.rel, size, mtime=entry.mtime))
+            f = SubmissionFile("", found[1], found[2], base / entry.rel, entry.rel, entry.size, mtime=entry.mtime,
+                               name=found[0])
+            files.append(f)
+            if entry.link:
+                _mark(f, EventKind.SYMLINK, "a symbolic link, not a file (not followed)")
+            elif archive:
+                _mark(f, EventKind.NOT_A_NOTEBOOK, "a zip archive, not a notebook (archives inside the "
+                      "submissions are not opened)")
+            elif zf is not None and extracted + min(entry.size, cap) > max_extracted_bytes:
+                _mark(f, EventKind.TOO_LARGE, f"the zip's members already extracted reach the limit of "
+                      f"{max_extracted_bytes / 2**30:g} GiB; it was not read")
+            elif zf is not None and entry.member is not None and entry.size <= cap:
+                f.path = base / f"{len(files):05d}.ipynb"
+                try:
+                    data = read_member(zf, entry.member, cap)
+                    extracted += len(data)
+                except UnreadableFile as exc:
+                    _mark(f, EventKind.UNREADABLE_FILE, str(exc))
+                else:
+                    base.mkdir(parents=True, exist_ok=True)
+                    f.path.write_bytes(data[:cap])
+                    if len(data) > cap:
+                        _too_large(f, limits, declared=False)
+            if zf is None and found[3] == "nbgrader":
+                _timestamp(base, entry.rel, f)
     finally:
         if zf is not None:
             zf.close()
 
+    collisions = assign_ids(files)
     kept, duplicates = _keep_newest(files)
-    for f in kept:
-        _check(f, limits, releases)
-        f.timestamp = timestamps.get((f.student, f.assignment))
-    return Intake(kept, unmatched, duplicates, f"{layout_root}:{'+'.join(sorted(layouts)) or 'none'}")
+
+    def read(f: SubmissionFile) -> bytes:
+        return read_no_follow(base, f.path.relative_to(base).as_posix(), cap)
+
+    copy_to = Path(extract_dir) / "copies" if extract_dir is not None and zf is None else None
+    for i, f in enumerate(kept):
+        _check(f, limits, releases, read, copy_to / f"{i:05d}.ipynb" if copy_to is not None else None)
+    return Intake(kept, unmatched, duplicates, f"{layout_root}:{'+'.join(sorted(layouts)) or 'none'}", collisions)

@@ -18,8 +18,9 @@ program in the kernelspec, which applies, from the outside in:
    user who runs the grader (a student's browser alone has hundreds of threads).
 4. **Environment scrubbing**: the kernel gets a fixed, minimal environment (no tokens or paths from the
    instructor's shell).
-5. **A supervisor** (this launcher) that kills the whole sandbox after a hard wall-clock limit and keeps only
-   the first few kilobytes of the kernel's own output, for the report.
+5. **A supervisor** (this launcher) that kills the whole sandbox after a hard wall-clock limit or when the kernel
+   fills a place it can write to (:mod:`autograder.disk_watch`: every such folder is capped), and keeps only the
+   first few kilobytes of the kernel's own output, for the report.
 
 Without a sandbox the kernel runs with layers 2-5 (2 only as root), in a private copy of the assignment's
 files; :mod:`autograder.isolation` describes what was in place.  The cell and notebook time limits, the output
@@ -46,7 +47,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import bwrap
+from . import bwrap, disk_watch
 from .limits import Limits
 
 __all__ = ["KernelPlan", "PYTHON", "UID_BASE", "python_roots", "kernel_env", "launch", "cleanup"]
@@ -166,6 +167,17 @@ def _kill_uid(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
+def _disk_watch(plan: KernelPlan, limits: Limits) -> disk_watch.DiskWatch:
+    """The caps on what the kernel writes: in the sandbox, its tmpfs mounts must not fill up and its socket
+    folder (a host folder) may grow by 1 MiB; without one, its working copy and home (host folders) by twice
+    ``tmp_mb`` (what ``/tmp`` and the working directory hold in the sandbox) and the socket folder by 1 MiB."""
+    mib = 1024 * 1024
+    sockets = (Path(plan.conn_dir), mib, 256)
+    if plan.mode == "bwrap":
+        return disk_watch.DiskWatch([sockets], ["/tmp", "/dev/shm", plan.workdir])
+    return disk_watch.DiskWatch([sockets, (Path(plan.workdir), 2 * int(limits.tmp_mb) * mib, 20_000)])
+
+
 def launch(plan_path: str, connection_file: str, kernel_args: Sequence[str] = ()) -> int:
     """Supervise one kernel: start it (sandboxed as the plan says), wait, clean up; returns its exit code.
 
@@ -206,6 +218,7 @@ def launch(plan_path: str, connection_file: str, kernel_args: Sequence[str] = ()
             _chown_tree(workdir, uid, uid)
         cmd = stage2
         popen_env = {"PATH": env["PATH"]}
+    watch = _disk_watch(plan, limits)
     with open(plan.log_file, "ab") as log:
         child = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, env=popen_env, cwd=str(workdir))
@@ -233,12 +246,20 @@ def launch(plan_path: str, connection_file: str, kernel_args: Sequence[str] = ()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         deadline = time.monotonic() + limits.notebook_timeout + 60
         rc = None
+        locked = False
         while rc is None:
             try:
-                rc = child.wait(timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+                rc = child.wait(timeout=max(0.05, min(disk_watch.POLL_SECONDS, deadline - time.monotonic())))
             except subprocess.TimeoutExpired:
                 if time.monotonic() > deadline:
                     log.write(b"\n[launcher] hard wall-clock limit reached: kernel killed\n")
+                    child.kill()
+                locked = locked or disk_watch.lock_socket_dir(Path(plan.conn_dir))
+                inner = disk_watch.sandbox_pid(child.pid) if plan.mode == "bwrap" else None
+                why = watch.check(f"/proc/{inner}/root" if inner else None)
+                if why:
+                    log.write(f"\n{why}\n".encode())
+                    log.flush()
                     child.kill()
         if uid is not None:
             _kill_uid(uid)  # anything that escaped (only possible without the pid namespace)
@@ -261,6 +282,8 @@ def cleanup(base: Path) -> None:
             uid = None
         if uid is not None and uid >= UID_BASE:
             _kill_uid(uid)
+    with contextlib.suppress(OSError):
+        os.chmod(base / "c", 0o700)  # read-only once the kernel's sockets were bound (disk_watch.lock_socket_dir)
     shutil.rmtree(base, ignore_errors=True)
 
 

@@ -5,8 +5,12 @@ Built on the toy assignment (``autograder.demo.write_synthetic_assignment``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import queue
 import tempfile
+import unicodedata
 import time
 import zipfile
 from pathlib import Path
@@ -17,11 +21,13 @@ from hypothesis import given, settings, strategies as st
 from nbformat.notebooknode import NotebookNode
 
 from adversarial import hostile
-from autograder import cells, demo
+from autograder import cells, demo, disk_watch, isolation
 from autograder.events import EventKind
+from autograder.kernels import KernelSandbox
 from autograder.intake import collect_submissions, notebook_names, student_from_prefix
 from autograder.limits import Limits
 from autograder.review import changed_test_cells, suspicious_lines
+from autograder.untrusted_files import SymlinkFound, UnreadableFile, read_no_follow
 
 NAME = demo.SYNTHETIC_NAME
 
@@ -44,17 +50,23 @@ def _write(path: Path, nb: NotebookNode | str) -> Path:
     ("Jane Doe_123456_assignsubmission_file_", "Jane_Doe"),     # Moodle download
     ("  bob-", "bob"),
     ("x/y z_", "x_y_z"),                                        # unsafe characters replaced
+    ("José_", "José"), ("Jose\u0301_", "José"),                  # NFC: one id for both spellings of é
+    ("JOSÉ_", "JOSÉ"), ("Zoë Ødegaard_12_", "Zoë_Ødegaard"),     # case and accents kept
+    ("李小龍_", "李小龍"), ("प्रिया_", "प्रिया"),                         # other scripts, with their marks
+    ("ﬁona_", "ﬁona"),                                          # NFKC would fold the ligature into "fi"
+    ("../../etc_", "etc"), ("a\x00b\u202eX_", "a_b_X"),           # path and control characters
 ])
 def test_student_from_prefix(prefix: str, student: str) -> None:
     assert student_from_prefix(prefix) == student
 
 
-@settings(max_examples=200)
+@settings(max_examples=300)
 @given(st.text())
 def test_student_ids_are_safe_directory_names(prefix: str) -> None:
     sid = student_from_prefix(prefix)
-    assert all(c.isascii() and (c.isalnum() or c in "_.@-") for c in sid)
-    assert sid not in (".", "..") and "/" not in sid
+    assert all(c in "_.@-" or unicodedata.category(c)[0] in "LMN" for c in sid)
+    assert not sid.startswith((".", "-", "_")) and "/" not in sid and "\0" not in sid
+    assert len(sid.encode()) <= 240 and unicodedata.is_normalized("NFC", sid)
 
 
 @settings(max_examples=80)
@@ -102,14 +114,15 @@ def test_flat_lms_layout_and_unmatched_files(toy: hostile.Toy, tmp_path: Path) -
     _write(tmp_path / f"{NAME}.ipynb", toy.full)
     os.symlink("/etc/passwd", tmp_path / f"frank_{NAME}.ipynb")
     intake = collect_submissions(tmp_path, notebook_names(toy.solutions))
-    got = {f.origin: f.student for f in intake.files}
+    got = {f.origin: f.student for f in intake.files if f.student != "frank"}
     assert got == names
     assert dict(intake.unmatched) == {
         "README.txt": "not a .ipynb file",
         "notes.ipynb": "no assignment notebook name in the file name",
         f"{NAME}.ipynb": "no student name before the notebook name",
-        f"frank_{NAME}.ipynb": "symbolic link (ignored)",
     }
+    (frank,) = [f for f in intake.files if f.student == "frank"]   # graded (zero) and reported as a link
+    assert frank.problem_kind is EventKind.SYMLINK and frank.origin == f"frank_{NAME}.ipynb"
 
 
 def test_zip_of_either_layout_and_unsafe_members(toy: hostile.Toy, tmp_path: Path) -> None:
@@ -193,3 +206,193 @@ def test_notebook_names_rejects_unknown_assignments(toy: hostile.Toy, bad: str) 
     else:
         with pytest.raises(ValueError, match="assignment must be one of"):
             notebook_names(toy.solutions, [bad])
+
+
+# --- hostile archives and files: each is one bad submission, the others are graded ------------------------
+
+def test_hostile_zip_members_are_bad_submissions(toy: hostile.Toy, tmp_path: Path) -> None:
+    zpath = tmp_path / "subs.zip"
+    hostile.hostile_zip(zpath, nbformat.writes(toy.full).encode())
+    extract = tmp_path / "x"
+    intake = collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=extract,
+                                 limits=Limits(max_notebook_mb=1))
+    kinds = {f.student: f.problem_kind for f in intake.files}
+    assert kinds == {"alice": None, "liar": EventKind.UNREADABLE_FILE, "bomb": EventKind.TOO_LARGE,
+                     "sneakybomb": EventKind.UNREADABLE_FILE, "mangled": EventKind.UNREADABLE_FILE,
+                     "nest": EventKind.NOT_A_NOTEBOOK, "linked": EventKind.SYMLINK}
+    reasons = {f.student: f.problem for f in intake.files}
+    assert "CRC" in str(reasons["liar"]) and "not opened" in str(reasons["bomb"])
+    assert "archives inside the submissions are not opened" in str(reasons["nest"])
+    assert {p for p, why in intake.unmatched if why == "unsafe path in the archive"} == {
+        f"../escape_{NAME}.ipynb", f"/abs/escape_{NAME}.ipynb", f"C:/escape_{NAME}.ipynb"}
+    # nothing outside the private folder, nothing big inside it
+    written = [p for p in extract.rglob("*") if p.is_file()]
+    assert all(p.stat().st_size <= 1 << 20 for p in written) and not list(tmp_path.glob("escape*"))
+    assert not (Path("/abs") / f"escape_{NAME}.ipynb").exists()
+
+
+def test_absurd_member_counts_and_truncated_archives(toy: hostile.Toy, tmp_path: Path) -> None:
+    zpath = tmp_path / "many.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        for i in range(60):
+            zf.writestr(f"s{i:02d}_{NAME}.ipynb", "{}")
+    intake = collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=tmp_path / "x", max_members=25,
+                                 max_extracted_bytes=20)
+    assert len(intake.files) == 25
+    assert intake.unmatched == [("(35 more files)", "60 files in the submissions; only the first 25 were read")]
+    kinds = [f.problem_kind for f in intake.files]   # 2 bytes each: 10 read, then the budget is spent
+    assert kinds == [EventKind.NOT_A_NOTEBOOK] * 10 + [EventKind.TOO_LARGE] * 15
+    cut = tmp_path / "cut.zip"
+    cut.write_bytes(zpath.read_bytes()[: zpath.stat().st_size // 2])   # central directory lost
+    with pytest.raises(ValueError, match="readable .zip file"):
+        collect_submissions(cut, notebook_names(toy.solutions), extract_dir=tmp_path / "y")
+    # inside a folder, a student's (truncated) zip is that student's bad submission; the batch goes on
+    folder = tmp_path / "folder"
+    _write(folder / f"alice_{NAME}.ipynb", toy.full)
+    (folder / f"bob_{NAME}.zip").write_bytes(cut.read_bytes())
+    intake = collect_submissions(folder, notebook_names(toy.solutions))
+    assert {f.student: f.problem_kind for f in intake.files} == {"alice": None, "bob": EventKind.NOT_A_NOTEBOOK}
+
+
+def test_no_symlink_is_followed(toy: hostile.Toy, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    _write(outside / "carol" / NAME / f"{NAME}.ipynb", toy.full)
+    (outside / "secret.txt").write_text("2099-01-01 00:00:00 secret")
+    subs = tmp_path / "course" / "submitted"
+    _write(subs / "alice" / NAME / f"{NAME}.ipynb", toy.full)
+    os.symlink(outside / "secret.txt", subs / "alice" / NAME / "timestamp.txt")      # a side file
+    os.symlink(outside / "carol", subs / "carol")                                     # a folder mid-path
+    _write(subs / "dan" / NAME / f"{NAME}.ipynb", toy.full)
+    intake = collect_submissions(tmp_path / "course", notebook_names(toy.solutions), extract_dir=tmp_path / "x")
+    assert [(f.student, f.problem_kind, f.timestamp) for f in intake.files] == [
+        ("alice", None, None), ("dan", None, None)]
+    alice = intake.files[0]
+    assert [k for k, _ in alice.flags] == [EventKind.SYMLINK] and "timestamp.txt" in alice.flags[0][1]
+    assert intake.unmatched == [("carol", "symbolic link to a folder (not followed)")]
+    assert all(Path(f.path).is_relative_to(tmp_path / "x") for f in intake.files)   # graded from private copies
+    # the reader refuses links anywhere in the path, even when they appear after the folder was listed
+    os.symlink(outside / "carol" / NAME, subs / "dan" / "linked")
+    with pytest.raises(SymlinkFound, match="its folder dan/linked is a symbolic link"):
+        read_no_follow(subs, f"dan/linked/{NAME}.ipynb", 1 << 20)
+    os.mkfifo(subs / "dan" / "fifo")
+    with pytest.raises(UnreadableFile, match="not a regular file"):   # and does not block on a FIFO
+        read_no_follow(subs, "dan/fifo", 10)
+    assert read_no_follow(subs, f"dan/{NAME}/{NAME}.ipynb", 9) == nbformat.writes(toy.full).encode()[:10]
+
+
+def test_student_names_keep_accents_and_collisions_are_graded_apart(toy: hostile.Toy, tmp_path: Path) -> None:
+    old = _write(tmp_path / f"Jose\u0301_{NAME}.ipynb", toy.release)      # NFD (a macOS zip): same student ...
+    _write(tmp_path / f"José_v2_{NAME}.ipynb", toy.full)                  # ... as NFC José
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    _write(tmp_path / f"Jose_{NAME}.ipynb", toy.full)                    # another student
+    _write(tmp_path / f"Jane Doe_1_assignsubmission_file_{NAME}.ipynb", toy.full)
+    _write(tmp_path / f"Jane:Doe_{NAME}.ipynb", toy.full)                # another name, the same safe id
+    intake = collect_submissions(tmp_path, notebook_names(toy.solutions))
+    students = sorted(f.student for f in intake.files)
+    assert len(students) == 4 and "José" in students and "Jose" in students
+    assert intake.duplicates == [(old.name, f"José_v2_{NAME}.ipynb")]
+    assert intake.collisions == [("Jane_Doe", ["Jane Doe", "Jane:Doe"])]
+    janes = [f for f in intake.files if f.name.startswith("Jane")]
+    assert len({f.student for f in janes}) == 2 and all(f.student.startswith("Jane_Doe-") for f in janes)
+    assert all([k for k, _ in f.flags] == [EventKind.ID_COLLISION] for f in janes)
+
+
+# --- every folder a kernel can write to is capped ------------------------------------------------------------
+
+def test_disk_watch_caps_host_folders_and_full_tmpfs(tmp_path: Path) -> None:
+    (tmp_path / "before.bin").write_bytes(b"x" * 300_000)          # what the folder held before: not counted
+    watch = disk_watch.DiskWatch([(tmp_path, 1 << 20, 5)])
+    assert watch.check() is None
+    (tmp_path / "a").write_bytes(b"x" * 900_000)
+    assert watch.check() is None
+    (tmp_path / "b").write_bytes(b"x" * 300_000)
+    assert str(watch.check()).startswith(f"{disk_watch.MARKER}: the kernel wrote 1.")
+    for i in range(6):
+        (tmp_path / f"e{i}").mkdir()
+    assert watch.check() is not None and "files to" in str(watch.check())
+    assert disk_watch.tmpfs_full("/nonexistent/dpc") is False
+    # a link is counted as itself, never followed
+    os.symlink("/usr", tmp_path / "link")
+    assert disk_watch.usage(tmp_path, 10**6)[1] == 10
+
+
+def _fill_code(where: str) -> str:
+    return ("import os, time\n"
+            f"d = {where}\n"
+            "try:\n"
+            "    for i in range(40):\n"
+            "        with open(os.path.join(d, f'fill{i}'), 'wb') as f:\n"
+            "            f.write(b'x' * (4 << 20))\n"
+            "except OSError as e:\n"
+            "    print('refused:', e.strerror)\n"
+            "time.sleep(4)\n")
+
+
+@pytest.mark.parametrize("where", ["'/tmp'", "os.path.dirname(__import__('ipykernel.connect').connect"
+                                            ".get_connection_file())"])
+def test_a_kernel_that_fills_a_folder_is_stopped_with_a_reason(where: str, tmp_path: Path) -> None:
+    """A real sandboxed kernel writes past the cap of its /tmp (a tmpfs) or of its socket folder (a host folder)."""
+    info = isolation.probe("auto")
+    if not info.isolated:
+        pytest.skip("no sandbox works on this machine: " + "; ".join(info.problems))
+    limits = Limits(tmp_mb=8, max_file_mb=4)
+    box = KernelSandbox.new()
+    try:
+        box.prepare(tmp_path, info, limits)
+        died, out = asyncio.run(_run(box, _fill_code(where)))
+        log = box.kernel_log()
+        if where == "'/tmp'":   # a capped tmpfs: the kernel is refused (ENOSPC), then stopped with the reason
+            assert died and f"{disk_watch.MARKER}: /tmp is full" in log, (out, log)
+        elif info.drops_uid:    # the socket folder: taken from a kernel under its own uid once the sockets exist
+            assert not died and "refused: Permission denied" in out, (out, log)
+        else:                   # ... or read-only and watched, for a kernel that runs as the grader's user
+            assert ("refused: Permission denied" in out and not died) or f"{disk_watch.MARKER}: the kernel" in log
+        assert disk_watch.usage(box.conn_dir, 10**6)[0] < 6 << 20     # the host folder stayed small
+    finally:
+        box.cleanup()
+
+
+async def _run(box: KernelSandbox, code: str) -> tuple[bool, str]:
+    """Run ``code`` in the box's kernel: (whether the kernel was stopped before the code finished, its output)."""
+    km = box.kernel_manager(None, 64)
+    await km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    out: list[str] = []
+    try:
+        await kc.wait_for_ready(timeout=60)
+        msg_id = kc.execute(code)
+        for _ in range(100):
+            if not await km.is_alive():
+                return True, "".join(out)
+            with contextlib.suppress(queue.Empty, TimeoutError):
+                msg = await kc.get_iopub_msg(timeout=0.1)
+                if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream":
+                    out.append(msg["content"]["text"])
+                if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle" \
+                        and msg["parent_header"].get("msg_id") == msg_id:
+                    return False, "".join(out)
+        return False, "".join(out)
+    finally:
+        kc.stop_channels()
+        await km.shutdown_kernel(now=True)
+
+
+def test_utf8_member_names_without_the_utf8_flag(toy: hostile.Toy, tmp_path: Path) -> None:
+    """macOS and old zip tools store UTF-8 names without the flag that says so: ``José`` is still José."""
+    zpath = tmp_path / "mac.zip"
+    nfd = unicodedata.normalize("NFD", f"José_{NAME}.ipynb")
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr(nfd, nbformat.writes(toy.full))
+        zf.writestr(f"Jos\u00e9_resubmitted_{NAME}.ipynb", "{}")
+    data = bytearray(zpath.read_bytes())   # clear the UTF-8 flag (bit 11) in every local and central header
+    for sig, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        i = data.find(sig)
+        while i >= 0:
+            data[i + at + 1] &= ~0x08
+            i = data.find(sig, i + 4)
+    zpath.write_bytes(bytes(data))
+    with zipfile.ZipFile(zpath) as zf:
+        assert all(not info.flag_bits & 0x800 for info in zf.infolist())
+    intake = collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=tmp_path / "x")
+    assert [f.student for f in intake.files] == ["José"] and len(intake.duplicates) == 1

@@ -16,7 +16,11 @@ write (the course directory, gradebook, solutions, another student's submission,
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import os
+import stat
+import zipfile
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +38,7 @@ EX1_BROKEN = {**FULL, "ex1_unit": 0.0, "ex1_scaling": 0.0}
 EX2_BROKEN = {**FULL, "ex2_tests": 0.0}
 FROM_EX2_ON = {**FULL, "ex2_tests": 0.0, "ex3_tests": 0.0}
 ZERO = {k: 0.0 for k in FULL}
+_N = demo.SYNTHETIC_NAME
 WRONG_EX1 = "def laplace_scale(sensitivity, epsilon):\n    return sensitivity / epsilon + 1.0"
 WRONG_EX2 = "def rr_keep_probability(epsilon):\n    return 0.5"
 
@@ -232,6 +237,104 @@ def build(dest: Path, full: NotebookNode, release: NotebookNode, paths: dict[str
     return cases
 
 
+def build_files(dest: Path, full: NotebookNode, release: NotebookNode, outside: Path) -> list[Hostile]:
+    """Write the intake and file cases into ``dest`` (a folder of LMS downloads); return their expectations.
+
+    A symbolic link to another file, a FIFO (a naive reader blocks on it), a zip instead of the notebook, two
+    names that differ only in an accent (two students: one full, one untouched), two names that give one safe
+    id (both graded, flagged), and kernels that fill their working directory or their socket folder.
+    ``outside`` is a file outside the submissions that the link points to.
+    """
+    cases: list[Hostile] = []
+
+    def case(student: str, what: str, scores: dict[str, float], events: set[str] | tuple[()] = (),
+             alt: list[dict[str, float]] | tuple[()] = ()) -> None:
+        cases.append(Hostile(student, what, b"", scores, set(events), None, list(alt)))
+
+    outside.write_bytes(_nb(full))
+    os.symlink(outside, dest / f"linker_{_N}.ipynb")
+    case("linker", "a symbolic link to a full solution elsewhere", ZERO, {"symlink"})
+    os.mkfifo(dest / f"piper_{_N}.ipynb")
+    case("piper", "a FIFO instead of a file", ZERO, {"unreadable_file"})
+    with zipfile.ZipFile(dest / f"zipper_{_N}.zip", "w") as zf:
+        zf.writestr(f"zipper_{_N}.ipynb", _nb(full))
+    case("zipper", "a zip holding a full solution instead of the notebook", ZERO, {"not_a_notebook"})
+    (dest / f"José_{_N}.ipynb").write_bytes(_nb(full))
+    case("José", "accented name (a different student from Jose)", FULL)
+    (dest / f"Jose_{_N}.ipynb").write_bytes(_nb(release))
+    case("Jose", "unaccented name (a different student from José)", ZERO)
+    (dest / f"Ann Lee_1_assignsubmission_file_{_N}.ipynb").write_bytes(_nb(full))
+    (dest / f"Ann:Lee_{_N}.ipynb").write_bytes(_nb(release))
+    for name, scores in (("Ann Lee", FULL), ("Ann:Lee", ZERO)):   # the ids are made distinct: assign_ids
+        sid = "Ann_Lee-" + hashlib.sha256(name.encode()).hexdigest()[:6]
+        case(sid, f"{name!r}: another name with the same safe id", scores, {"id_collision"})
+    fill = textwrap.dedent("""
+        import os, time
+        try:
+            for _i in range(400):
+                with open(os.path.join({where}, f'fill{{_i}}'), 'wb') as _f:
+                    _f.write(b'x' * (4 << 20))
+        except OSError:
+            pass
+        time.sleep(3)
+        """)
+    (dest / f"filler_{_N}.ipynb").write_bytes(_nb(cells.set_answer(full, "ex2_answer", fill.format(where="'.'"),
+                                                                      mode="prepend")))
+    case("filler", "fills its working directory", FROM_EX2_ON, {"disk_limit"})
+    sockets = "os.path.dirname(__import__('ipykernel.connect').connect.get_connection_file())"
+    (dest / f"sockfill_{_N}.ipynb").write_bytes(_nb(cells.set_answer(full, "ex2_answer", fill.format(
+        where=sockets), mode="prepend")))
+    # refused (the folder was taken from the kernel's own uid), or stopped by the launcher's watch
+    case("sockfill", "fills the folder of its ZeroMQ sockets (a host folder)", FULL, alt=[FROM_EX2_ON])
+    return cases
+
+
+def lie_about_size(zpath: Path, member: str, declared: int) -> None:
+    """Patch the uncompressed size of ``member`` in both its local and its central header to ``declared``."""
+    data = bytearray(zpath.read_bytes())
+    with zipfile.ZipFile(zpath) as zf:
+        info = zf.getinfo(member)
+    local = info.header_offset
+    assert data[local:local + 4] == b"PK\x03\x04"
+    data[local + 22:local + 26] = declared.to_bytes(4, "little")
+    central = data.find(b"PK\x01\x02")
+    while int.from_bytes(data[central + 42:central + 46], "little") != local:  # its record points to its header
+        central = data.find(b"PK\x01\x02", central + 4)
+        assert central >= 0
+    data[central + 24:central + 28] = declared.to_bytes(4, "little")
+    zpath.write_bytes(bytes(data))
+
+
+def hostile_zip(zpath: Path, good: bytes, honest: dict[str, bytes] | None = None) -> None:
+    """A zip of submissions: ``alice`` (``good``), the ``honest`` ones, and one member of every kind of trouble:
+    a header that lies about the size (``liar``), a bomb (``bomb``; ``sneakybomb`` with a lying header), damaged
+    compressed bytes (``mangled``), a zip inside (``nest``), unsafe paths (``escape``), a symbolic link
+    (``linked``)."""
+    bomb = b'{"cells": [], "x": "' + b"0" * (30 << 20) + b'"}'
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(f"alice_{_N}.ipynb", good)
+        for student, data in (honest or {}).items():
+            zf.writestr(f"{student}_{_N}.ipynb", data)
+        zf.writestr(f"liar_{_N}.ipynb", good)                 # header patched below: declares 100 bytes
+        zf.writestr(f"bomb_{_N}.ipynb", bomb)                 # 30 MB of zeros, honest header
+        zf.writestr(f"sneakybomb_{_N}.ipynb", bomb)           # header patched below: declares 1 KB
+        zf.writestr(f"mangled_{_N}.ipynb", good)              # compressed bytes damaged below
+        zf.writestr(f"nest_{_N}.zip", zpath.name)             # a zip inside the zip
+        zf.writestr(f"../escape_{_N}.ipynb", good)
+        zf.writestr(f"/abs/escape_{_N}.ipynb", good)
+        zf.writestr(f"C:\\escape_{_N}.ipynb", good)
+        link = zipfile.ZipInfo(f"linked_{_N}.ipynb")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "/etc/passwd")
+        mangled = zf.getinfo(f"mangled_{_N}.ipynb")
+    lie_about_size(zpath, f"liar_{_N}.ipynb", 100)
+    lie_about_size(zpath, f"sneakybomb_{_N}.ipynb", 1000)
+    data = bytearray(zpath.read_bytes())
+    start = mangled.header_offset + 30 + len(mangled.filename)
+    data[start + 10:start + 40] = bytes(30)
+    zpath.write_bytes(bytes(data))
+
+
 def probe_output(autograded_nb: Path, marker: str) -> list[object] | None:
     """The JSON list a probe cell printed after ``marker`` in an autograded notebook (None if absent)."""
     nb = nbformat.read(autograded_nb, as_version=4)
@@ -279,5 +382,6 @@ def kernel_uid_processes(uids: set[int]) -> list[int]:
             if p.info["uids"] and uids & {p.info["uids"].real, p.info["uids"].effective}]
 
 
-__all__ = ["Hostile", "Toy", "build", "probe_output", "probe_code", "cell_index", "make_full", "toy", "kernel_uids",
-           "kernel_uid_processes", "FULL", "ZERO", "EX1_BROKEN", "EX2_BROKEN", "FROM_EX2_ON"]
+__all__ = ["Hostile", "Toy", "build", "build_files", "hostile_zip", "lie_about_size", "probe_output", "probe_code",
+           "cell_index", "make_full", "toy", "kernel_uids", "kernel_uid_processes", "FULL", "ZERO", "EX1_BROKEN",
+           "EX2_BROKEN", "FROM_EX2_ON"]

@@ -32,7 +32,7 @@ from autograder.limits import Limits
 
 pytestmark = pytest.mark.xdist_group("adversarial")  # shares module fixtures: one xdist worker
 NAME = demo.SYNTHETIC_NAME
-LIMITS = Limits(cell_timeout=4, notebook_timeout=40, memory_mb=1400, max_notebook_mb=20)
+LIMITS = Limits(cell_timeout=4, notebook_timeout=40, memory_mb=1400, max_notebook_mb=20, tmp_mb=32)
 HONEST = {"alice": "full", "bob": "release"}
 
 
@@ -83,6 +83,7 @@ def attack(tmp_path_factory: pytest.TempPathFactory, grading_sandbox: str) -> It
     }
     listener = _Listener()
     cases = hostile.build(subs, full, release, paths, listener.port)
+    cases += hostile.build_files(subs, full, release, base / "outside.ipynb")
     source_hash = hashlib.sha256((sols / NAME / f"{NAME}.ipynb").read_bytes()).hexdigest()
     run = grade(subs, out, solutions_dir=sols, workers=2, limits=LIMITS, progress=False, sandbox_mode=grading_sandbox)
     # the honest students alone, for comparison
@@ -102,7 +103,11 @@ def attack(tmp_path_factory: pytest.TempPathFactory, grading_sandbox: str) -> It
 
 CASES = ["loop", "loopx", "sleeper", "forker", "hog", "flood", "quitter", "exiter", "killer", "grpkiller",
          "garbled", "jsonish", "whale", "deleter", "duplicator", "editor", "snoop", "vandal", "caller",
-         "patcher", "sneaky", "trojan", "rewriter"]
+         "patcher", "sneaky", "trojan", "rewriter",
+         # intake and files (issue 13)
+         "linker", "piper", "zipper", "José", "Jose", "filler", "sockfill",
+         *("Ann_Lee-" + hashlib.sha256(name.encode()).hexdigest()[:6] for name in ("Ann Lee", "Ann:Lee"))]
+NO_KERNEL = {"garbled", "jsonish", "whale", "linker", "piper", "zipper"}  # graded as the release notebook, unrun
 
 
 def test_every_hostile_case_is_in_the_suite(attack: dict[str, Any]) -> None:
@@ -205,7 +210,7 @@ def test_no_network_connection(attack: dict[str, Any], sandbox_info: isolation.S
 def test_no_process_survives(attack: dict[str, Any]) -> None:
     uids = hostile.kernel_uids(attack["out"])
     if isolation.probe("auto").drops_uid:  # as root: every kernel had a uid of its own, none may live on
-        assert len(uids) >= len(CASES) - 3, uids  # all but the three unreadable notebooks ran a kernel
+        assert len(uids) >= len(CASES) - len(NO_KERNEL), uids  # all but the unreadable notebooks ran a kernel
     assert hostile.kernel_uid_processes(uids) == []
 
 
@@ -215,3 +220,36 @@ def test_report_lists_every_broken_submission(attack: dict[str, Any]) -> None:
     for student, case in attack["cases"].items():
         if case.events:
             assert f"### {student} / {NAME}:" in flagged, student
+
+
+@pytest.fixture(scope="module")
+def zip_attack(tmp_path_factory: pytest.TempPathFactory, grading_sandbox: str, attack: dict[str, Any]) -> Any:
+    """The honest students and a member of every kind of archive trouble, in one zip, graded."""
+    base = tmp_path_factory.mktemp("zip-attack")
+    subs = attack["out"].parent / "subs"
+    honest = {"bob": (subs / f"bob_{NAME}.ipynb").read_bytes()}
+    zpath = base / "submissions.zip"
+    hostile.hostile_zip(zpath, (subs / f"alice_{NAME}.ipynb").read_bytes(), honest)
+    return grade(zpath, base / "out", solutions_dir=attack["sols"], workers=2, limits=LIMITS, progress=False,
+                 sandbox_mode=grading_sandbox)
+
+
+ZIP_CASES = {"liar": "unreadable_file", "bomb": "too_large", "sneakybomb": "unreadable_file",
+             "mangled": "unreadable_file", "nest": "not_a_notebook", "linked": "symlink"}
+
+
+def test_a_hostile_zip_is_graded_member_by_member(zip_attack: Any, attack: dict[str, Any]) -> None:
+    """Lying headers, bombs, damaged members, nested zips, links, unsafe paths: one bad submission each (zero,
+    with the reason in the report), and the honest students graded as without them."""
+    got = {r.student: r for r in zip_attack.results}
+    assert set(got) == set(HONEST) | set(ZIP_CASES)
+    ref = {r.student: r.exercises for r in attack["reference"].results}
+    assert {s: got[s].exercises for s in HONEST} == ref
+    md = zip_attack.report_md.read_text()
+    for student, kind in ZIP_CASES.items():
+        scores = {k: v[0] for k, v in got[student].exercises.items() if k != "q4_answer"}
+        assert scores == hostile.ZERO, student
+        assert kind in {str(e.kind) for e in got[student].events}, student
+        section = md.split(f"### {student} / {NAME}:", 1)
+        assert len(section) == 2 and EventKind.from_key(kind).title in section[1].split("### ", 1)[0], student
+    assert "unsafe path in the archive" in md and f"../escape_{NAME}.ipynb" in md
