@@ -217,7 +217,9 @@ def cmd_test(args: argparse.Namespace) -> int:
     ensure_lite_env()
     ensure_chromium()
     workers = args.workers or str(min(4, os.cpu_count() or 1))
-    argv = [str(PY), "-m", "pytest", "-n", workers, "--dist", "loadgroup", *args.pytest_args]
+    # one xdist group = one unit of work, handed out in the order tests/conftest.py sorts them (longest first)
+    argv = [str(PY), "-m", "pytest", "-n", workers, "--dist", "loadgroup", "--no-loadscope-reorder",
+            *args.pytest_args]
     return _exec(argv)
 
 

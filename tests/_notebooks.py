@@ -3,9 +3,11 @@
 Everything here is generic over ``solutions/<name>/<name>.ipynb``: adding a lecture needs no change in this
 file, only (for the answer-variant tests) a data file ``tests/answer_variants/<name>.py``.
 
-The expensive part – one real nbgrader course with every lecture generated, and real ``nbgrader autograde``
-runs over all test students (spread over the CPU cores) – is built once per test session by
-:func:`round_trip` and shared by both test modules and all xdist workers.
+The expensive part – one real nbgrader course with every lecture generated (:func:`generated_course`), and
+per lecture a real ``nbgrader autograde`` run over all its test students in a copy of that course
+(:func:`round_trip`) – is built once per test session and shared by both test modules and all xdist workers.
+Each lecture's tests form one xdist group (:func:`round_trip_group`), so the workers grade different lectures
+at the same time.
 
 Students in the round trip, per lecture:
 
@@ -34,6 +36,7 @@ from functools import cache
 from pathlib import Path
 
 import nbformat
+import pytest
 
 try:  # POSIX; elsewhere each xdist worker builds its own round trip
     import fcntl
@@ -304,110 +307,141 @@ def build_submission(release_nb, source_nb, replacements: dict[str, str], *, dro
 # the round trip through nbgrader
 # --------------------------------------------------------------------------------------------------------
 
+def round_trip_group(name: str) -> pytest.MarkDecorator:
+    """The xdist group of the tests that read lecture ``name``'s round trip: they run on one worker, which
+    builds it once, while the other workers take other lectures (``tests/conftest.py`` schedules them early)."""
+    return pytest.mark.xdist_group(f"nbgrader-{name}")
+
+
 @dataclass
-class RoundTrip:
+class GeneratedCourse:
+    """An nbgrader course with every lecture generated (``nbgrader generate_assignment``), and the release
+    files read from it."""
+
     root: Path
     release_files: dict[str, bytes]
-    grades: dict[str, dict[str, dict[str, course.CellGrade]]] = field(default_factory=dict)
-    """``{lecture: {student: {grade_id: CellGrade}}}``"""
-    students: dict[str, list[str]] = field(default_factory=dict)
-    """``{lecture: [students submitted]}``"""
-    autograde_log: dict[str, str] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
+    seconds: float
 
 
-def _autograde_in_shards(root: Path, pairs: list[tuple[str, str]], shards: int) -> tuple[dict, str]:
-    """Autograde the submitted ``(lecture, student)`` pairs with ``shards`` concurrent ``nbgrader autograde``
-    runs.
+@dataclass
+class RoundTrip:
+    """One lecture's test students submitted to a copy of the generated course and graded by a real
+    ``nbgrader autograde``."""
 
-    nbgrader grades one submission after the other; each shard is a copy of the course (gradebook included)
-    holding a subset of the submissions, so the shards never share a database.  Returns the merged grades
-    ``{lecture: {student: {grade_id: CellGrade}}}`` and the concatenated logs.
+    name: str
+    grades: dict[str, dict[str, course.CellGrade]] = field(default_factory=dict)
+    """``{student: {grade_id: CellGrade}}``"""
+    students: list[str] = field(default_factory=list)
+    """the students submitted"""
+    autograde_log: str = ""
+    seconds: float = 0.0
+
+
+def _autograde_in_shards(root: Path, name: str, students: list[str], shards: int) -> tuple[dict, str]:
+    """Autograde the submissions of lecture ``name`` with ``shards`` concurrent ``nbgrader autograde`` runs.
+
+    nbgrader grades one submission after the other; with more than one shard each shard is a copy of the
+    course (gradebook included) holding a subset of the submissions, so the shards never share a database.
+    Returns the merged grades ``{student: {grade_id: CellGrade}}`` and the concatenated logs.
     """
-    groups = [g for g in (pairs[i::shards] for i in range(shards)) if g]
+    groups = [g for g in (students[i::shards] for i in range(shards)) if g]
     runs = []
     for i, group in enumerate(groups):
-        shard = root.parent / f"{root.name}-shard{i}"
-        if shard.exists():
-            shutil.rmtree(shard)
-        shutil.copytree(root, shard, ignore=shutil.ignore_patterns("autograded", "feedback"))
-        for lecture_dir in (shard / "submitted").glob("*/*"):
-            if (lecture_dir.name, lecture_dir.parent.name) not in group:
-                shutil.rmtree(lecture_dir)
-        proc = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", "*", "--create", "--force"],
+        shard = root
+        if len(groups) > 1:
+            shard = root.parent / f"{root.name}-shard{i}"
+            if shard.exists():
+                shutil.rmtree(shard)
+            shutil.copytree(root, shard, ignore=shutil.ignore_patterns("autograded", "feedback"))
+            for student_dir in (shard / "submitted").iterdir():
+                if student_dir.name not in group:
+                    shutil.rmtree(student_dir)
+        proc = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", name, "--create", "--force"],
                                 cwd=shard, env=course.subprocess_env(), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
-        runs.append((shard, group, proc))
+        runs.append((shard, proc))
     grades: dict[str, dict] = {}
     logs = []
-    for shard, group, proc in runs:
+    for shard, proc in runs:
         out, _ = proc.communicate(timeout=1800)
         logs.append(out)
         if proc.returncode != 0:
             raise RuntimeError(f"nbgrader autograde failed in {shard} (exit {proc.returncode}):\n{out}")
-        for lecture in sorted({lecture for lecture, _ in group}):
-            grades.setdefault(lecture, {}).update(course.read_grades(shard, lecture))
+        grades.update(course.read_grades(shard, name))
     return grades, "\n".join(logs)
 
 
-_CACHE: dict[str, RoundTrip] = {}
+_CACHE: dict[str, object] = {}
 
 
-def round_trip(tmp_path_factory) -> RoundTrip:
-    """Generate every lecture in an nbgrader course, submit the test students, autograde them all (real
-    ``nbgrader autograde``, spread over the CPU cores) and read back the gradebooks.
-
-    Computed once per test session and shared: within a process through a module cache, and between
-    pytest-xdist workers through a pickle next to their base temporary directories, guarded by a file lock
-    (so the result is built once even if the workers do not group these tests - pytest 9.2 broke
-    ``--dist loadgroup``, see pytest-dev/pytest-xdist#1386).  The course stays in pytest's temporary
-    directory (pruned by pytest after a few runs) for inspection after a failure.
+def _shared(tmp_path_factory, key: str, build):
+    """``build(workdir)`` computed once per test session and shared: within a process through a module cache,
+    and between pytest-xdist workers through a pickle next to their base temporary directories, guarded by a
+    file lock (so it is built once even when tests of the same key run on different workers).  ``workdir``
+    stays in pytest's temporary directory (pruned by pytest after a few runs) for inspection after a failure.
     """
-    if "result" in _CACHE:
-        return _CACHE["result"]
+    if key in _CACHE:
+        return _CACHE[key]
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    pickled = shared / "nbgrader-roundtrip.pickle"
-    with open(shared / "nbgrader-roundtrip.lock", "w") as lock:
+    pickled = shared / f"{key}.pickle"
+    with open(shared / f"{key}.lock", "w") as lock:
         if fcntl is not None:
             fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if pickled.is_file():
                 result = pickle.loads(pickled.read_bytes())
             else:
-                result = _build_round_trip(shared / "nbgrader-roundtrip")
+                workdir = shared / key
+                if workdir.exists():
+                    shutil.rmtree(workdir)
+                result = build(workdir)
                 pickled.write_bytes(pickle.dumps(result))
         finally:
             if fcntl is not None:
                 fcntl.flock(lock, fcntl.LOCK_UN)
-    _CACHE["result"] = result
+    _CACHE[key] = result
     return result
 
 
-def _build_round_trip(workdir: Path) -> RoundTrip:
-    if workdir.exists():
-        shutil.rmtree(workdir)
+def generated_course(tmp_path_factory) -> GeneratedCourse:
+    """Every lecture generated in one nbgrader course (one ``nbgrader generate_assignment`` run), once per
+    test session; the round trips of the lectures grade in copies of it."""
+    return _shared(tmp_path_factory, "nbgrader-course", _build_course)
+
+
+def _build_course(workdir: Path) -> GeneratedCourse:
     names = lectures()
     t0 = time.perf_counter()
     root = course.make_course(workdir / "course", names)
-    result = RoundTrip(root=root, release_files=release.collect_release(root, names))
-    result.seconds["generate"] = time.perf_counter() - t0
-    pairs = []
-    for name in names:
-        source_nb = read_source(name)
-        release_nb = nbformat.read(root / "release" / name / f"{name}.ipynb", as_version=4)
-        submissions = {"solution": source_path(name), "untouched": release_nb}
-        for student, replacements in variant_students(name).items():
-            submissions[student] = build_submission(release_nb, source_nb, replacements)
-        for student, nb in submissions.items():
-            course.submit(root, name, student, {name: nb})
-            pairs.append((name, student))
-        result.students[name] = list(submissions)
+    return GeneratedCourse(root=root, release_files=release.collect_release(root, names),
+                           seconds=time.perf_counter() - t0)
+
+
+def round_trip(tmp_path_factory, name: str) -> RoundTrip:
+    """Submit lecture ``name``'s test students (see the module docstring) to a copy of the generated course,
+    autograde them all (real ``nbgrader autograde``) and read back the gradebook; once per test session.
+
+    One lecture per round trip, so that the xdist workers share the lectures (:func:`round_trip_group`); under
+    xdist each is graded by one ``nbgrader autograde`` process, without xdist by one per CPU core.
+    """
+    generated = generated_course(tmp_path_factory)
+    return _shared(tmp_path_factory, f"nbgrader-roundtrip-{name}", lambda workdir: _build_round_trip(
+        generated.root, name, workdir))
+
+
+def _build_round_trip(generated: Path, name: str, workdir: Path) -> RoundTrip:
+    root = workdir / "course"
+    shutil.copytree(generated, root, ignore=shutil.ignore_patterns("submitted", "autograded", "feedback"))
+    source_nb = read_source(name)
+    release_nb = nbformat.read(root / "release" / name / f"{name}.ipynb", as_version=4)
+    submissions = {"solution": source_path(name), "untouched": release_nb}
+    for student, replacements in variant_students(name).items():
+        submissions[student] = build_submission(release_nb, source_nb, replacements)
+    for student, nb in submissions.items():
+        course.submit(root, name, student, {name: nb})
     t0 = time.perf_counter()
-    shards = max(1, min(4, os.cpu_count() or 1))
-    grades, log = _autograde_in_shards(root, pairs, shards)
-    result.seconds["autograde"] = time.perf_counter() - t0
-    for name in names:
-        result.grades[name] = grades.get(name, {})
-        result.autograde_log[name] = log
-    return result
+    shards = 1 if os.environ.get("PYTEST_XDIST_WORKER") else max(1, min(4, os.cpu_count() or 1))
+    grades, log = _autograde_in_shards(root, name, list(submissions), shards)
+    return RoundTrip(name=name, grades=grades, students=list(submissions), autograde_log=log,
+                     seconds=time.perf_counter() - t0)

@@ -351,17 +351,15 @@ def test_solution_executes_within_budget(name):
 # release reproducibility and the nbgrader round trip (one shared course, built once per test session)
 # --------------------------------------------------------------------------------------------------------
 
-@pytest.mark.xdist_group("nbgrader")
 def test_notebooks_dir_is_a_fresh_release(tmp_path_factory):
-    generated = nbs.round_trip(tmp_path_factory).release_files
+    generated = nbs.generated_course(tmp_path_factory).release_files
     report = release.diff(generated, nbs.NOTEBOOKS)
     assert not any(report.values()), (
         f"notebooks/ differs from what solutions/ generates {report}; run `python3 run.py course release`")
 
 
-@pytest.mark.xdist_group("nbgrader")
 def test_release_writer_is_idempotent(tmp_path, tmp_path_factory):
-    files = nbs.round_trip(tmp_path_factory).release_files
+    files = nbs.generated_course(tmp_path_factory).release_files
     (tmp_path / "old_lecture").mkdir()
     (tmp_path / "old_lecture" / "old_lecture.ipynb").write_text("{}")
     (tmp_path / ".ipynb_checkpoints").mkdir()
@@ -381,10 +379,12 @@ def _graded_cells(name: str) -> tuple[dict, dict]:
     return nbs.test_cells(nb), nbs.manual_cells(nb)
 
 
-@pytest.mark.xdist_group("nbgrader")
-@pytest.mark.parametrize("name", LECTURES)
+ROUND_TRIPS = [pytest.param(name, marks=nbs.round_trip_group(name)) for name in LECTURES]
+
+
+@pytest.mark.parametrize("name", ROUND_TRIPS)
 def test_round_trip_solution_gets_full_marks(name, tmp_path_factory):
-    grades = nbs.round_trip(tmp_path_factory).grades[name]["solution"]
+    grades = nbs.round_trip(tmp_path_factory, name).grades["solution"]
     tests, manual = _graded_cells(name)
     assert set(grades) == set(tests) | set(manual), f"{name}: graded cells and gradebook entries differ"
     lost = {gid: f"{g.score:g}/{g.max_score:g}" for gid, g in grades.items() if gid in tests and g.score != g.max_score}
@@ -395,10 +395,9 @@ def test_round_trip_solution_gets_full_marks(name, tmp_path_factory):
             f"{name}: written answer {gid} must be left for manual grading, got auto score {g.auto_score}")
 
 
-@pytest.mark.xdist_group("nbgrader")
-@pytest.mark.parametrize("name", LECTURES)
+@pytest.mark.parametrize("name", ROUND_TRIPS)
 def test_round_trip_untouched_notebook_gets_zero(name, tmp_path_factory):
-    grades = nbs.round_trip(tmp_path_factory).grades[name]["untouched"]
+    grades = nbs.round_trip(tmp_path_factory, name).grades["untouched"]
     tests, manual = _graded_cells(name)
     assert set(grades) == set(tests) | set(manual), f"{name}: graded cells and gradebook entries differ"
     scored = {gid: g.score for gid, g in grades.items() if g.score != 0}
@@ -407,11 +406,10 @@ def test_round_trip_untouched_notebook_gets_zero(name, tmp_path_factory):
     assert not flagged, f"{name}: unanswered cells should not need manual grading: {flagged}"
 
 
-@pytest.mark.xdist_group("nbgrader")
-def test_round_trip_grading_is_clean(tmp_path_factory):
-    result = nbs.round_trip(tmp_path_factory)
-    for name in LECTURES:
-        expected = set(result.students[name])
-        assert set(result.grades[name]) == expected, f"{name}: not every submission was graded"
-        log = result.autograde_log[name]
-        assert "| ERROR]" not in log and "Traceback" not in log, f"{name}: nbgrader autograde reported errors:\n{log}"
+@pytest.mark.parametrize("name", ROUND_TRIPS)
+def test_round_trip_grading_is_clean(name, tmp_path_factory):
+    result = nbs.round_trip(tmp_path_factory, name)
+    expected = set(result.students)
+    assert set(result.grades) == expected, f"{name}: not every submission was graded"
+    log = result.autograde_log
+    assert "| ERROR]" not in log and "Traceback" not in log, f"{name}: nbgrader autograde reported errors:\n{log}"

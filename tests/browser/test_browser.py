@@ -5,7 +5,9 @@ the day it lands): Run All in JupyterLab; Run All reaches the last cell; errors 
 ``raises-exception`` (none in a solution); every drawing cell has its figure, rendered in the page; every
 explorer renders as widgets and redraws after a slider move; MathJax renders without errors; no console
 errors; no request leaves the loopback.  Also: the landing page, and ``dp-course check`` in a JupyterLab
-terminal.  One server and one browser for the module, notebooks in sequence.
+terminal.  The tests form two xdist groups of about equal length (``browser-0``, ``browser-1``): on two
+workers each has its own server and browser and the halves run side by side; on one worker (or without xdist)
+one server and one browser serve them all, notebooks in sequence.
 
 Screenshots go to ``artifacts/browser/`` (``DP_COURSE_ARTIFACTS`` moves it; not committed).
 Without chromium (``/usr/bin/chromium``, installed by ``python3 run.py test`` where it may) the module skips
@@ -27,9 +29,20 @@ from _browser_lab import (ARTIFACTS, CHROMIUM, Console, course_notebooks, launch
                           run_all_problems)
 from _lab_server import LabServer, copy_course
 
-pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.slow]
+pytestmark = pytest.mark.slow
+
+HALVES = 2
+"""The tests are split into this many xdist groups (see the module docstring)."""
+
+
+def _half(i: int) -> pytest.MarkDecorator:
+    return pytest.mark.xdist_group(f"browser-{i % HALVES}")
+
 
 NOTEBOOKS = course_notebooks()
+# notebooks alternate between the halves; the landing page, the two fixtures and the terminal (together about
+# one notebook's time) go with the half that has fewer notebooks
+NOTEBOOK_PARAMS = [pytest.param(rel, marks=_half(i)) for i, rel in enumerate(NOTEBOOKS)]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
@@ -44,7 +57,8 @@ def _require(what: str, ok: bool) -> None:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """One JupyterLab server on a copy of the course and one chromium page for the whole module."""
+    """One JupyterLab server on a copy of the course and one chromium page for the module's tests on this
+    worker."""
     _require(f"Debian's chromium at {CHROMIUM} (`python3 run.py test` installs it as root or with sudo -n)",
              CHROMIUM.exists())
     try:
@@ -83,6 +97,7 @@ def _assert_clean(console: Console, what: str) -> None:
     assert not errors, f"{what}: browser console errors: {errors[:5]}"
 
 
+@_half(len(NOTEBOOKS))
 def test_landing_page_renders_and_hides_instructor_tools(lab):
     server, page, console = lab
     page.goto(f"{server.base}/?token={server.token}")  # what `run.py lab` opens: the server's default URL
@@ -133,7 +148,7 @@ def _move_slider_and_wait_for_redraw(page, area) -> float:
     return time.monotonic() - started
 
 
-@pytest.mark.parametrize("rel", NOTEBOOKS)
+@pytest.mark.parametrize("rel", NOTEBOOK_PARAMS)
 def test_run_all_in_jupyterlab(lab, rel):
     server, page, console = lab
     slug = _slug(rel)
@@ -182,6 +197,7 @@ def test_run_all_in_jupyterlab(lab, rel):
     assert not problems, f"{rel} in JupyterLab (Run All {seconds:.0f} s):\n  " + "\n  ".join(problems)
 
 
+@_half(len(NOTEBOOKS))
 @pytest.mark.parametrize("fixture,expect", [
     ("stops_early.ipynb", "Run All stopped"),
     ("tagged_exercise.ipynb", None),
@@ -202,6 +218,7 @@ def test_run_all_check_catches_a_notebook_that_stops_early(lab, fixture, expect)
         assert any(expect in p for p in problems), problems
 
 
+@_half(len(NOTEBOOKS))
 def test_dp_course_check_in_a_jupyterlab_terminal(lab):
     """A terminal opened in JupyterLab finds ``dp-course`` (the server was not started from a terminal)."""
     server, page, console = lab
