@@ -81,7 +81,7 @@ def library_callback(cb: Any) -> bool:
     (A function of the notebook can set ``__module__`` and ``__qualname__`` to anything, but its code was
     compiled from the notebook's cells.)"""
     fn = getattr(cb, "__func__", cb)
-    code = getattr(fn, "__code__", None)
+    code: Any = getattr(fn, "__code__", None)
     name = getattr(fn, "__module__", None)
     if not isinstance(code, types.CodeType) or not isinstance(name, str) or name not in sys.modules:
         return False
@@ -102,7 +102,7 @@ def _attribute(obj: Any, name: str) -> Any:
     or descriptor of the notebook's choosing runs; ``None`` if there is none."""
     try:
         if isinstance(obj, type):
-            owner = next((vars(k) for k in type.__dict__["__mro__"].__get__(obj) if name in vars(k)), {})
+            owner: Any = next((vars(k) for k in type.__dict__["__mro__"].__get__(obj) if name in vars(k)), {})
             value = owner.get(name)
         else:
             value = vars(obj).get(name)
