@@ -86,12 +86,12 @@ def library_callback(cb: Any) -> bool:
     if not isinstance(code, types.CodeType) or not isinstance(name, str) or name not in sys.modules:
         return False
     module = sys.modules[name]
+    path = os.path.realpath(code.co_filename)
     target: Any = module
     for part in str(getattr(fn, "__qualname__", "")).split("."):
         target = _attribute(target, part)
     if getattr(getattr(target, "__func__", target), "__code__", None) is not code:
         return False
-    path = os.path.realpath(code.co_filename)
     source = module.__dict__.get("__file__") if isinstance(module, types.ModuleType) else None
     return (isinstance(source, str) and path == os.path.realpath(source)
             and any(path.startswith(root) for root in LIBRARY_ROOTS))
