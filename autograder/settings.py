@@ -88,12 +88,12 @@ class GradingSettings:
 
     def to_json(self) -> dict[str, Any]:
         return {"limits": self.limits.to_json(), "sandbox": self.sandbox, "guard": self.guard,
-                "feedback": self.feedback, "trusted": self.trusted}
+                "feedback": self.feedback, **({"trusted": True} if self.trusted else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GradingSettings:
         return cls(Limits.from_json(data["limits"]), data["sandbox"], bool(data["guard"]), bool(data["feedback"]),
-                   bool(data.get("trusted", True)))
+                   bool(data.get("trusted", False)))  # recorded before trusted verdicts: one kernel
 
     def fingerprint(self) -> str:
         """The canonical JSON text of the settings (the incremental state hashes it with each submission)."""
