@@ -116,6 +116,7 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         self._check_assign_resources(resources)
         self.shutdown_kernel = "immediate"
         self._events: list[Event] = []
+        self._trusted_stats: dict[str, Any] | None = None
         self._out_bytes: dict[int, int] = {}
         self._truncated: set[int] = set()
         self._nb_name: str | None = (self.resources.get("nbgrader") or {}).get("notebook")
@@ -403,4 +404,4 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         path.write_text(json.dumps({"events": [e.to_json() for e in self._events], "seconds": round(seconds, 3),
                                     "kernel_log": log_tail if died else "",
                                     "kernel_uid": getattr(self, "_kernel_uid", None),
-                                    "trusted": getattr(self, "_trusted_stats", None)}, indent=1))
+                                    "trusted": self._trusted_stats}, indent=1))
