@@ -220,8 +220,8 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
             shutil.copytree(cached / sub, root / sub)
         for name in ("gradebook.db", "nbgrader_config.py"):
             shutil.copyfile(cached / name, root / name)
-        write_grading_config(root, grading_config(GradingSettings(limits, info.mode), course_config(root),
-                                                  events_dir=Path(tmp) / "events",
+        settings = GradingSettings(limits, info.mode, trusted=False)  # the self-check: one kernel, visible tests
+        write_grading_config(root, grading_config(settings, course_config(root), events_dir=Path(tmp) / "events",
                                                   mpl_cache=prepare_mpl_cache(_cache_root() / "matplotlib")))
         dest = root / "submitted" / _STUDENT / assignment
         dest.mkdir(parents=True)

@@ -137,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-sandbox", action="store_true",
                    help="UNSAFE: run the submissions even where no sandbox works (they can then read your files "
                         "and use the network); grading refuses without this flag")
+    g.add_argument("--single-kernel", action="store_true",
+                   help="run the test cells in the student's own kernel, as plain nbgrader does (fallback and "
+                        "benchmark comparison; a submission can then tamper with its tests). Default: tests run "
+                        "in a separate trusted kernel that decides the verdicts")
 
     p = sub.add_parser("check", help="check your notebook against the visible tests", epilog=_CHECK_EXAMPLES,
                        formatter_class=fmt, description="Run the visible tests on your notebook, as the "
@@ -201,7 +205,7 @@ def _run(args: argparse.Namespace) -> int:
                         assignments=args.assignment, workers=args.workers, limits=_limits(args),
                         sandbox_mode="none" if args.no_sandbox else "bwrap", force=args.force,
                         progress=not args.no_progress, student_pattern=args.student_pattern,
-                        feedback=not args.no_feedback)
+                        feedback=not args.no_feedback, trusted=not args.single_kernel)
             print(run.table())
             print()
             print(f"grades:   {run.grades_csv}")

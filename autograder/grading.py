@@ -79,7 +79,8 @@ class _Run:
 def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTIONS_DIR,
           assignments: Sequence[str] | None = None, workers: int | None = None, limits: Limits = Limits(),
           sandbox_mode: str = "bwrap", force: bool = False, progress: bool = True,
-          student_pattern: str | None = None, guard: bool = True, feedback: bool = True) -> GradeRun:
+          student_pattern: str | None = None, guard: bool = True, feedback: bool = True,
+          trusted: bool = True) -> GradeRun:
     """Grade every submission under ``submissions``; write grades, feedback and the report to ``output_dir``.
 
     Args:
@@ -98,6 +99,8 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
         student_pattern: regular expression with a group ``(?P<student>...)`` for unusual file names.
         guard: defend tests against monkeypatching (leave on; off only for benchmarking nbgrader itself).
         feedback: write the per-student HTML feedback (the slowest step after running the notebooks).
+        trusted: run test cells in a trusted kernel per worker, which decides the verdicts (default); False
+            (``--single-kernel``) runs every cell in the student's kernel, as nbgrader does.
 
     Returns:
         A :class:`~autograder.results.GradeRun`.
@@ -125,7 +128,7 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
         log.warning(warning)
     folder = OutputFolder(output_dir)
     folder.root.mkdir(parents=True, exist_ok=True)
-    run = _Run(GradingSettings(limits, info.mode, guard, feedback), folder, nbs,
+    run = _Run(GradingSettings(limits, info.mode, guard, feedback, trusted), folder, nbs,
                _prepare_course(folder, Path(solutions_dir), nbs), sealed=not info.isolated)
     course = folder.course
     with tempfile.TemporaryDirectory(prefix="dpc-intake-") as tmp:  # a zip's files live here while jobs run

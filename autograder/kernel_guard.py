@@ -16,7 +16,7 @@ each surface has one restorer:
                          ``dp_course``, ...) and their ``sys.modules`` entries; ``math``/``numpy`` are locked
                          (plain assignment to a snapshotted attribute raises)
 :class:`ListSurface`     IPython's input and AST transformer lists
-:class:`EventSurface`    IPython's event callbacks (those registered by installed libraries are kept)
+:class:`EventSurface`    IPython's event callbacks (those of installed libraries are kept: :func:`library_callback`)
 :class:`InstanceSurface` methods bound on the shell, kernel, display hook, session and compiler objects
 :class:`ClassSurface`    the dictionaries of those objects' classes
 :class:`HandlerSurface`  the kernel's message handlers
@@ -28,8 +28,11 @@ each surface has one restorer:
 
 :meth:`Guard.before` (before each instructor cell) restores everything and reports what it had to fix;
 :meth:`Guard.after` (after each instructor cell) does the same, starts watching modules the cell imported, and
-notes background threads.  A test cell after which something had to be restored scores zero (the preprocessor
-decides that).  The reports are plain dictionaries, read back by the grader with ``ast.literal_eval``.
+notes background threads.  When the test cells run in the student's kernel (``dp-course grade --single-kernel``,
+``dp-course check``), a test cell after which something had to be restored scores zero (the preprocessor decides
+that); when they run in the trusted kernel (the default while grading), the guard only keeps the student's
+kernel in order and reports what it restored: the verdict no longer depends on it.  The reports are plain
+dictionaries, read back by the grader with ``ast.literal_eval``.
 """
 
 from __future__ import annotations
@@ -37,13 +40,15 @@ from __future__ import annotations
 import builtins
 import contextlib
 import importlib
+import os
 import sys
+import sysconfig
 import threading
 import types
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["LOCKED_MODULES", "WATCHED_PREFIXES", "Guard", "make_guard", "watched"]
+__all__ = ["LOCKED_MODULES", "WATCHED_PREFIXES", "Guard", "library_callback", "make_guard", "watched"]
 
 MISSING = object()
 
@@ -63,6 +68,47 @@ LIBRARY_THREADS = ("ipykernel", "zmq", "IPython", "jupyter", "tornado", "comm")
 """Modules whose threads belong to the kernel itself, not to the notebook."""
 
 Report = dict[str, list[str]]
+
+LIBRARY_ROOTS = tuple(sorted({os.path.realpath(p) + os.sep for k, p in sysconfig.get_paths().items()
+                              if k in ("purelib", "platlib", "stdlib", "platstdlib")}))
+"""Folders of the installed packages and the standard library (as this kernel sees them)."""
+
+
+def library_callback(cb: Any) -> bool:
+    """Whether the callable ``cb`` is a function of an installed library, judged by what it *is*, not by the
+    ``__module__`` it claims: its qualified name must lead, from the module it names, to a function with the
+    very same code object, and that code must come from that module's own file, inside :data:`LIBRARY_ROOTS`.
+    (A function of the notebook can set ``__module__`` and ``__qualname__`` to anything, but its code was
+    compiled from the notebook's cells.)"""
+    fn = getattr(cb, "__func__", cb)
+    code: Any = getattr(fn, "__code__", None)
+    name = getattr(fn, "__module__", None)
+    if not isinstance(code, types.CodeType) or not isinstance(name, str) or name not in sys.modules:
+        return False
+    module = sys.modules[name]
+    path = os.path.realpath(code.co_filename)
+    target: Any = module
+    for part in str(getattr(fn, "__qualname__", "")).split("."):
+        target = _attribute(target, part)
+    if getattr(getattr(target, "__func__", target), "__code__", None) is not code:
+        return False
+    source = module.__dict__.get("__file__") if isinstance(module, types.ModuleType) else None
+    return (isinstance(source, str) and path == os.path.realpath(source)
+            and any(path.startswith(root) for root in LIBRARY_ROOTS))
+
+
+def _attribute(obj: Any, name: str) -> Any:
+    """``obj``'s attribute ``name`` read from its own ``__dict__`` (a class: along its MRO), so no ``__getattr__``
+    or descriptor of the notebook's choosing runs; ``None`` if there is none."""
+    try:
+        if isinstance(obj, type):
+            owner: Any = next((vars(k) for k in type.__dict__["__mro__"].__get__(obj) if name in vars(k)), {})
+            value = owner.get(name)
+        else:
+            value = vars(obj).get(name)
+    except Exception:  # noqa: BLE001 - an object without a plain __dict__ is not a library's
+        return None
+    return value.__func__ if isinstance(value, staticmethod | classmethod) else value
 
 
 def watched(name: str) -> bool:
@@ -194,7 +240,8 @@ class ListSurface:
 
 
 class EventSurface:
-    """IPython's event callbacks; one registered by an installed library (e.g. matplotlib) is kept."""
+    """IPython's event callbacks; one of an installed library (e.g. matplotlib's, :func:`library_callback`) is
+    kept, whatever module a callback of the notebook claims to come from."""
 
     def __init__(self, shell: Any) -> None:
         self.callbacks = shell.events.callbacks
@@ -210,8 +257,7 @@ class EventSurface:
             for cb in cur:
                 if any(cb is x for x in original):
                     continue
-                mod = getattr(cb, "__module__", None)
-                if isinstance(mod, str) and mod and not mod.startswith("__main__"):
+                if library_callback(cb):
                     original.append(cb)  # registered by an installed library: keep it from now on
                     kept.append(cb)
             missing = [cb for cb in original if not any(cb is x for x in cur)]

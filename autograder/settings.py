@@ -68,6 +68,9 @@ class GradingSettings:
         sandbox: the kernels' sandbox, as found on this machine: ``"bwrap"`` or ``"none"``.
         guard: defend the tests against monkeypatching (off only to benchmark nbgrader itself).
         feedback: write the per-student HTML feedback.
+        trusted: run test cells in a trusted kernel of each worker, never in the student's (two kernels per
+            notebook, issue "Trusted verdicts"); off (``dp-course grade --single-kernel``) every cell runs in
+            the student's kernel, as nbgrader does – the fallback, and the comparison the benchmark makes.
 
     Raises:
         ValueError: ``sandbox`` is neither ``"bwrap"`` nor ``"none"``.
@@ -77,6 +80,7 @@ class GradingSettings:
     sandbox: str = "bwrap"
     guard: bool = True
     feedback: bool = True
+    trusted: bool = True
 
     def __post_init__(self) -> None:
         if self.sandbox not in ("bwrap", "none"):
@@ -84,11 +88,12 @@ class GradingSettings:
 
     def to_json(self) -> dict[str, Any]:
         return {"limits": self.limits.to_json(), "sandbox": self.sandbox, "guard": self.guard,
-                "feedback": self.feedback}
+                "feedback": self.feedback, **({"trusted": True} if self.trusted else {})}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GradingSettings:
-        return cls(Limits.from_json(data["limits"]), data["sandbox"], bool(data["guard"]), bool(data["feedback"]))
+        return cls(Limits.from_json(data["limits"]), data["sandbox"], bool(data["guard"]), bool(data["feedback"]),
+                   bool(data.get("trusted", False)))  # recorded before trusted verdicts: one kernel
 
     def fingerprint(self) -> str:
         """The canonical JSON text of the settings (the incremental state hashes it with each submission)."""
@@ -137,6 +142,7 @@ def grading_config(settings: GradingSettings, course: Config, *, events_dir: Pat
     c.SafeExecute.events_dir = str(events_dir)
     c.SafeExecute.mpl_cache = str(mpl_cache) if mpl_cache else ""
     c.SafeExecute.guard = settings.guard
+    c.SafeExecute.trusted = settings.trusted
     return c
 
 

@@ -13,6 +13,7 @@ goes on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -29,8 +30,8 @@ from nbgrader.coursedir import CourseDirectory
 from .diagnostics import last_error
 from .gradebook import export_submission
 from .jobs import Job, Reply
+from .preprocessors import trusted_tests
 from .settings import course_config
-import contextlib
 
 __all__ = ["grade_job", "serve", "main"]
 
@@ -76,6 +77,14 @@ def serve(root: Path) -> int:
     os.chdir(root)
     config = course_config(root)
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    try:
+        _serve_lines(api, root, out)
+    finally:
+        trusted_tests.shutdown()  # the trusted kernel of this worker (started by the first notebook)
+    return 0
+
+
+def _serve_lines(api: Any, root: Path, out: Any) -> None:
     for line in sys.stdin:
         data = json.loads(line)
         try:
@@ -86,7 +95,6 @@ def serve(root: Path) -> int:
                           error=f"{type(exc).__name__}: {exc}"[:400])
         out.write(json.dumps(reply.to_json()) + "\n")
         out.flush()
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

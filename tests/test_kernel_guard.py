@@ -10,6 +10,8 @@ rest of the test process is not affected.  The whole file runs in well under a s
 from __future__ import annotations
 
 import ast
+import copy
+import importlib
 import importlib.abc
 import math
 import sys
@@ -99,9 +101,7 @@ def test_ast_transformer_list_replaced(shell: InteractiveShell, guard: kernel_gu
 
 
 def test_event_callbacks_of_the_notebook_are_removed(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
-    def from_a_library(*args: Any) -> None:   # its __module__ is this test module: an installed library's
-        return None
-
+    from_a_library = copy.copy   # a function of the standard library, harmless with the callback's argument
     shell.events.register("post_run_cell", from_a_library)
     _run(shell, "def spy(*args):\n    pass\nget_ipython().events.register('pre_run_cell', spy)")
     fixes = guard.before()["fixes"]
@@ -109,6 +109,23 @@ def test_event_callbacks_of_the_notebook_are_removed(shell: InteractiveShell, gu
     assert shell.user_ns["spy"] not in shell.events.callbacks["pre_run_cell"]
     assert from_a_library in shell.events.callbacks["post_run_cell"]
     shell.events.unregister("post_run_cell", from_a_library)
+
+
+def test_a_callback_is_not_trusted_by_the_module_it_claims(shell: InteractiveShell,
+                                                            guard: kernel_guard.Guard) -> None:
+    """A notebook's hook dressed up as matplotlib's inline backend (it would print every later cell) is removed;
+    the genuine library function of that name would be kept."""
+    _run(shell, "import matplotlib_inline.backend_inline as _bi\n"
+                "def flush_figures(*args):\n    print('spy')\n"
+                "flush_figures.__module__ = 'matplotlib_inline.backend_inline'\n"
+                "flush_figures.__qualname__ = 'flush_figures'\n"
+                "get_ipython().events.register('pre_run_cell', flush_figures)")
+    fake = shell.user_ns["flush_figures"]
+    genuine = importlib.import_module("matplotlib_inline.backend_inline").flush_figures
+    assert not kernel_guard.library_callback(fake) and kernel_guard.library_callback(genuine)
+    assert kernel_guard.library_callback(copy.copy) and not kernel_guard.library_callback(print)
+    assert "IPython event callbacks for pre_run_cell were changed" in guard.before()["fixes"]
+    assert fake not in shell.events.callbacks["pre_run_cell"]
 
 
 def test_methods_of_the_machinery_are_restored(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:

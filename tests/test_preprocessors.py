@@ -191,6 +191,10 @@ def test_grading_config_swaps_in_the_safe_executor(tmp_path: Path) -> None:
     assert steps[0] == SAFE_EXECUTE and steps[1:] == plain[1:]
     assert config.SafeExecute.limits == settings.limits.to_json() and config.SafeExecute.guard is False
     assert config.SafeExecute.sandbox == "none" and config.SafeExecute.events_dir == str(tmp_path / "ev")
+    assert config.SafeExecute.trusted is True   # the default: test cells in the trusted kernel
+    single = GradingSettings(settings.limits, "none", trusted=False)
+    assert grading_config(single, _course_config(tmp_path), events_dir=tmp_path, mpl_cache=None
+                          ).SafeExecute.trusted is False
     # written as JSON and read back on top of the course's own configuration, as a worker does
     write_grading_config(tmp_path, config)
     back = course_config(tmp_path)
@@ -208,12 +212,19 @@ def test_grading_config_refuses_an_unknown_execution_step(tmp_path: Path) -> Non
 
 
 def test_settings_fingerprint_is_what_the_state_hashed_before() -> None:
-    """The incremental state of an output folder graded before the settings record existed stays valid."""
+    """Settings recorded before trusted verdicts existed read back as single-kernel (as those notebooks were
+    graded), so a trusted run grades them again; ``--single-kernel`` settings keep their old fingerprint."""
     limits = Limits(cell_timeout=10, notebook_timeout=60)
     before: dict[str, Any] = {"limits": limits.to_json(), "sandbox": "bwrap", "guard": True, "feedback": False}
+    old = GradingSettings.from_json(before)
+    assert old.trusted is False and old == GradingSettings(limits, "bwrap", True, False, trusted=False)
+    assert old.fingerprint() == json.dumps(before, sort_keys=True)
     settings = GradingSettings(limits, "bwrap", True, False)
-    assert settings.fingerprint() == json.dumps(before, sort_keys=True)
+    assert settings.trusted is True and settings.fingerprint() == json.dumps({**before, "trusted": True},
+                                                                              sort_keys=True)
+    assert settings.fingerprint() != old.fingerprint()
     assert GradingSettings.from_json(json.loads(settings.fingerprint())) == settings
+    assert GradingSettings.from_json(json.loads(old.fingerprint())) == old
     with pytest.raises(ValueError, match="sandbox must be one of"):
         GradingSettings(sandbox="auto")
 
@@ -358,3 +369,71 @@ def test_safe_execute_caps_the_output_of_a_cell() -> None:
     text = "".join(o.text for o in outs)
     assert text.count("x") == 800 and text.endswith("[grader: output truncated after 1 KiB]\n")
     assert [(e.kind, e.cell) for e in ex._events] == [(EventKind.OUTPUT_TRUNCATED, "t1")]
+
+
+class _FakeTrustedSide:
+    """What ``TrustedKernel.open`` returns, scripted: ``students[i]`` is the student's kernel state after the
+    i-th test cell (default ``"ok"``); every call is recorded."""
+
+    def __init__(self, students: list[str] | None = None) -> None:
+        self.students = list(students or [])
+        self.calls: list[tuple[str, Any]] = []
+
+    def run_setup(self, source: str, timeout: float | None = None) -> str | None:
+        self.calls.append(("setup", source))
+        return None
+
+    def run_test_cell(self, cell: NotebookNode, index: int, timeout: float | None = None,
+                      execution_count: int | None = None) -> SimpleNamespace:
+        self.calls.append(("test", cell.source))
+        return SimpleNamespace(student=self.students.pop(0) if self.students else "ok")
+
+    def close(self) -> dict[str, Any]:
+        self.calls.append(("close", None))
+        return {"calls": 0}
+
+
+def _trusted(side: _FakeTrustedSide, reports: list[dict[str, list[str]] | None]) -> _ScriptedKernel:
+    ex = _ScriptedKernel({}, reports, trusted=True)
+    ex._open_trusted = lambda limits: side  # type: ignore[method-assign]  # no kernels in this unit test
+    return ex
+
+
+def _setup_cell(source: str) -> NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True, "grade_id": "setup",
+                                 "schema_version": 3}
+    return cell
+
+
+def test_safe_execute_trusted_runs_test_cells_only_in_the_trusted_kernel() -> None:
+    side = _FakeTrustedSide()
+    nb = _fixture_nb()
+    nb.cells.insert(0, _setup_cell("import math"))
+    ex = _trusted(side, [])
+    assert ex.run(nb, LIMITS_FAST) == []
+    assert ex.ran == ["import math", "x = 1", "y = 2"]      # the student's kernel never receives a test cell
+    assert side.calls == [("setup", "import math"), ("test", "assert x == 1"), ("test", "assert y == 2"),
+                          ("close", None)]
+
+
+def test_safe_execute_trusted_tampering_is_restored_not_a_verdict() -> None:
+    """With the verdict in the trusted kernel, a patch in the student's kernel during a test is undone and
+    reported; the test keeps the verdict the trusted kernel gave it."""
+    report = {"fixes": ["numpy.isclose was replaced"], "notes": []}
+    nb = _fixture_nb()
+    events = _trusted(_FakeTrustedSide(), [{"fixes": [], "notes": []}, report]).run(nb, LIMITS_FAST)
+    assert [(e.kind, e.cell) for e in events] == [(EventKind.TAMPERING_RESTORED, "t1")]
+    assert nb.cells[1].outputs == []
+
+
+@pytest.mark.parametrize(("state", "kind"), [("dead", EventKind.KERNEL_DIED),
+                                              ("unresponsive", EventKind.KERNEL_UNRESPONSIVE)])
+def test_safe_execute_trusted_a_lost_student_kernel_stops_the_notebook(state: str, kind: EventKind) -> None:
+    side = _FakeTrustedSide([state])
+    nb = _fixture_nb()
+    ex = _trusted(side, [])
+    events = ex.run(nb, LIMITS_FAST)
+    assert [(e.kind, e.cell) for e in events] == [(kind, "t1")]
+    assert ex.ran == ["x = 1"] and [c[0] for c in side.calls] == ["test", "close"]
+    assert [o.ename for c in nb.cells[2:] for o in c.outputs] == ["NotRun", "NotRun"]

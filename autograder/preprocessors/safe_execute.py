@@ -14,13 +14,20 @@ from ``nbgrader.preprocessors.Execute`` in this (configure as ``c.SafeExecute.<n
   before each instructor cell the guard restores the helpers and the kernel's machinery, and after each test
   cell it checks again: a test cell during which something was replaced scores zero;
 * events (timeouts, deaths, truncation, tampering) are written as JSON to ``events_dir``;
-* widgets' output goes into the cell (:mod:`autograder.preprocessors.headless`: no 60 s stalls).
+* widgets' output goes into the cell (:mod:`autograder.preprocessors.headless`: no 60 s stalls);
+* with ``trusted`` (the default while grading), test cells run in the worker's trusted kernel
+  (:mod:`autograder.preprocessors.trusted_tests`, :mod:`autograder.trusted`), which reaches the student's
+  functions and values by proxy and decides the verdict; the sandboxed student kernel runs the student's cells
+  and the setup cell only (also in the trusted kernel) and never receives a test cell.  The guard then protects
+  the student's kernel (what it restores, it reports) but no longer decides a verdict.  Without ``trusted``
+  (``dp-course grade --single-kernel``, and ``dp-course check``) every cell runs in the student's kernel.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import json
 import os
 import time
@@ -41,6 +48,8 @@ from ..diagnostics import kernel_start_reason
 from ..events import Event, EventKind
 from ..kernels import KernelSandbox
 from ..limits import Limits
+from ..trusted.runner import Settings, TrustedKernelError, TrustedNotebook, cell_roles, install_agent
+from . import trusted_tests
 from .headless import NoOutputWidget
 
 __all__ = ["SafeExecute", "GUARD_SOURCE", "guard_install_code"]
@@ -87,6 +96,8 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         config=True)
     ro_paths = List(Unicode(), [], help="Extra host paths the kernel may read.").tag(config=True)
     guard = Bool(True, help="Defend the tests against monkeypatching.").tag(config=True)
+    trusted = Bool(False, help="Run test cells in the worker's trusted kernel (two kernels per notebook).").tag(
+        config=True)
     iopub_timeout = Integer(5).tag(config=True)
     max_message_mb = Integer(64, help="Largest message accepted from the kernel, MiB.").tag(config=True)
 
@@ -105,6 +116,7 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         self._check_assign_resources(resources)
         self.shutdown_kernel = "immediate"
         self._events: list[Event] = []
+        self._trusted_stats: dict[str, Any] | None = None
         self._out_bytes: dict[int, int] = {}
         self._truncated: set[int] = set()
         self._nb_name: str | None = (self.resources.get("nbgrader") or {}).get("notebook")
@@ -113,6 +125,24 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
             raise RuntimeError("the sandbox does not work in this grading worker: " + "; ".join(info.problems))
         if not info.isolated:
             self._event(EventKind.SANDBOX_OFF, "; ".join(info.problems) or "no sandbox")
+        if not self.trusted:
+            self._run_in_sandbox(info)
+            return self.nb, self.resources
+        original = copy.deepcopy(self.nb)
+        try:
+            self._run_in_sandbox(info)
+        except TrustedKernelError as exc:  # the grader's fault, not the student's: a new kernel, the notebook again
+            self.log.warning("the trusted kernel failed (%s); grading the notebook again", exc)
+            trusted_tests.restart()
+            self.nb.cells = original.cells
+            self.nb.metadata = original.metadata
+            self._events = [e for e in self._events if e.kind is EventKind.SANDBOX_OFF]
+            self._out_bytes, self._truncated = {}, set()
+            self.reset_execution_trackers()
+            self._run_in_sandbox(info)
+        return self.nb, self.resources
+
+    def _run_in_sandbox(self, info: isolation.SandboxInfo) -> None:
         box = self._kernel_sandbox = KernelSandbox.new()
         started = time.monotonic()
         log_tail = ""
@@ -126,7 +156,6 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
             self._kernel_uid = box.kernel_uid()
             box.cleanup()
             self._write_events(time.monotonic() - started, log_tail)
-        return self.nb, self.resources
 
     def _event(self, kind: EventKind, detail: str, cell: str | None = None, reason: str | None = None) -> None:
         self._events.append(Event(kind, detail, cell, self._nb_name, reason))
@@ -148,6 +177,8 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
             info_msg = self.wait_for_reply(self.kc.kernel_info())
             if info_msg is not None:
                 self.nb.metadata["language_info"] = info_msg["content"]["language_info"]
+            side = self._open_trusted(limits) if self.trusted else None
+            roles = cell_roles(self.nb) if side is not None else [None] * len(self.nb.cells)
             guard_ok = not self.guard or self._install_guard()
             for index, cell in enumerate(self.nb.cells):
                 if cell.cell_type != "code" or not cell.source.strip():
@@ -164,13 +195,49 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
                 if guarded:
                     guard_ok = self._guard_before(cell_id)
                 self.timeout = max(1, min(cell_seconds, int(deadline - time.monotonic())))
-                stopped = self._execute(cell, index, cell_id, limits)
+                if side is not None and roles[index] == "test":
+                    stopped = self._trusted_test(side, cell, index, cell_id)
+                else:
+                    stopped = self._execute(cell, index, cell_id, limits)
+                    if stopped is None and side is not None and roles[index] == "setup":
+                        failure = side.run_setup(cell.source, self.timeout)
+                        if failure:
+                            self._event(EventKind.GUARD_FAILED, f"the setup cell failed in the trusted kernel "
+                                        f"({failure[:200]}); the tests may fail", cell_id)
                 if stopped is not None:
                     continue
                 if guarded and guard_ok:
-                    guard_ok = self._guard_after(cell, cell_id)
-                elif self.guard and is_test_cell(cell) and not guard_ok:
+                    guard_ok = self._guard_after(cell, cell_id, verdict=side is None)
+                elif self.guard and is_test_cell(cell) and not guard_ok and side is None:
                     cell.outputs.append(error_output("GradingIntegrityError", _NO_VERDICT))
+            if side is not None:
+                self._trusted_stats = side.close()
+
+    # ---- test cells in the trusted kernel -------------------------------------------------------
+
+    def _open_trusted(self, limits: Limits) -> TrustedNotebook:
+        """Install the agent in the student's kernel and open this notebook in the worker's trusted kernel."""
+        install_agent(self.kc)
+        settings = Settings(cell_timeout=float(limits.cell_seconds), notebook_timeout=float(limits.notebook_timeout),
+                            max_message_mb=self.max_message_mb)
+        assert self.km is not None
+        return trusted_tests.kernel().open(self.nb, self.km.get_connection_info(), settings=settings,
+                                           resources=self.resources)
+
+    def _trusted_test(self, side: TrustedNotebook, cell: NotebookNode, index: int, cell_id: str | None) -> str | None:
+        """Run test cell ``cell`` in the trusted kernel (its verdict is what nbgrader records); why the cells
+        after it cannot run (the student's kernel died or stopped answering), or ``None``."""
+        self.code_cells_executed += 1
+        report = side.run_test_cell(cell, index, self.timeout, execution_count=self.code_cells_executed)
+        if report.student == "ok":
+            return None
+        if report.student == "dead":
+            self._event(EventKind.KERNEL_DIED, f"in {_where(index, cell_id)}: the student's kernel died during "
+                        "a call from this test; later cells were not run", cell_id)
+            return "not run: the kernel died in an earlier cell"
+        self._event(EventKind.KERNEL_UNRESPONSIVE, f"{_where(index, cell_id)}: a call from this test did not "
+                    "end and the student's kernel ignored the interrupt", cell_id)
+        return "not run: the kernel was stopped after an earlier cell did not respond"
 
     def _execute(self, cell: NotebookNode, index: int, cell_id: str | None, limits: Limits) -> str | None:
         """Run one cell; why the cells after it cannot run (the kernel died or stopped answering), or ``None``."""
@@ -215,10 +282,11 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
             self._event(EventKind.TAMPERING_RESTORED, "; ".join(res["fixes"]), cell_id)
         return True
 
-    def _guard_after(self, cell: NotebookNode, cell_id: str | None) -> bool:
-        """Check an instructor cell after it ran (a test cell with tampering scores zero); whether the guard
-        answered."""
-        is_test = is_test_cell(cell)
+    def _guard_after(self, cell: NotebookNode, cell_id: str | None, verdict: bool = True) -> bool:
+        """Check an instructor cell after it ran (with ``verdict``, a test cell with tampering scores zero;
+        without, the test ran in the trusted kernel and the tampering is only restored and reported); whether
+        the guard answered."""
+        is_test = is_test_cell(cell) and verdict
         res = self._guard_call(f"{self._guard_name}.after()", 10)
         if res is None:
             self._event(EventKind.GUARD_FAILED, "the test guard did not answer after this cell", cell_id)
@@ -232,7 +300,7 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
             self._event(EventKind.TAMPERING_DURING_TEST, "; ".join(res["fixes"]), cell_id)
         elif res["fixes"]:
             self._event(EventKind.TAMPERING_RESTORED, "; ".join(res["fixes"]), cell_id)
-        if res["notes"] and is_test:
+        if res["notes"] and is_test_cell(cell):
             self._event(EventKind.BACKGROUND_THREADS, "; ".join(res["notes"]), cell_id)
         return True
 
@@ -335,4 +403,5 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         died = any(e.kind in (EventKind.KERNEL_DIED, EventKind.KERNEL_UNRESPONSIVE) for e in self._events)
         path.write_text(json.dumps({"events": [e.to_json() for e in self._events], "seconds": round(seconds, 3),
                                     "kernel_log": log_tail if died else "",
-                                    "kernel_uid": getattr(self, "_kernel_uid", None)}, indent=1))
+                                    "kernel_uid": getattr(self, "_kernel_uid", None),
+                                    "trusted": self._trusted_stats}, indent=1))

@@ -365,7 +365,7 @@ class _Decoder:
             return self.tagged(tree, depth)
         raise CodecError(f"unexpected JSON value of type {cls.__name__}")
 
-    def tagged(self, tree: dict, depth: int) -> Any:
+    def tagged(self, tree: dict[str, Any], depth: int) -> Any:
         tag = tree.get("t")
         if not isinstance(tag, str) or tag not in _TAG_KEYS:
             raise CodecError(f"unknown tag {str(tag)[:40]!r}")
@@ -375,7 +375,7 @@ class _Decoder:
             raise CodecError(f"tag {tag!r} with fields {sorted(keys)[:10]}, expected {sorted(allowed)}")
         return getattr(self, f"tag_{tag}")(tree, depth)
 
-    def tag_int(self, tree: dict, depth: int) -> int:
+    def tag_int(self, tree: dict[str, Any], depth: int) -> int:
         text = tree["hex"]
         if not isinstance(text, str) or len(text) > self.budget.limits.max_int_bits // 4 + 2:
             raise CodecError("a large integer is malformed or larger than the limit")
@@ -385,30 +385,30 @@ class _Decoder:
             raise CodecError("a large integer is malformed") from None
 
     @staticmethod
-    def tag_float(tree: dict, depth: int) -> float:
+    def tag_float(tree: dict[str, Any], depth: int) -> float:
         special = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
         if tree["v"] not in special:
             raise CodecError(f"unknown special float {str(tree['v'])[:20]!r}")
         return special[tree["v"]]
 
-    def tag_complex(self, tree: dict, depth: int) -> complex:
+    def tag_complex(self, tree: dict[str, Any], depth: int) -> complex:
         parts = [self.value(tree[k], depth + 1) for k in ("re", "im")]
         if not all(type(p) in (int, float) for p in parts):
             raise CodecError("a complex number needs real parts")
         return complex(float(parts[0]), float(parts[1]))
 
-    def _list(self, tree: dict, key: str) -> list:
+    def _list(self, tree: dict[str, Any], key: str) -> list[Any]:
         items = tree[key]
         if type(items) is not list:
             raise CodecError(f"field {key!r} must be a list")
         return items
 
-    def tag_tuple(self, tree: dict, depth: int) -> tuple:
+    def tag_tuple(self, tree: dict[str, Any], depth: int) -> tuple[Any, ...]:
         items = self._list(tree, "v")
         self.budget.take_items(len(items))
         return tuple(self.value(v, depth + 1) for v in items)
 
-    def tag_dict(self, tree: dict, depth: int) -> dict:
+    def tag_dict(self, tree: dict[str, Any], depth: int) -> dict[Any, Any]:
         keys, values = self._list(tree, "k"), self._list(tree, "v")
         if len(keys) != len(values):
             raise CodecError("a dict needs as many values as keys")
@@ -422,7 +422,7 @@ class _Decoder:
                 raise CodecError(f"a dict key of type {describe_type(key)} is not hashable") from None
         return out
 
-    def _buffer(self, tree: dict, count: int) -> tuple[np.dtype, bytes]:
+    def _buffer(self, tree: dict[str, Any], count: int) -> tuple[np.dtype, bytes]:
         dtype_str = tree["d"]
         if not isinstance(dtype_str, str) or dtype_str not in _DTYPES:
             raise CodecError(f"dtype {str(dtype_str)[:20]!r} is not accepted")
@@ -440,7 +440,7 @@ class _Decoder:
             raise CodecError("an array buffer has the wrong length")
         return dtype, raw
 
-    def tag_nd(self, tree: dict, depth: int) -> np.ndarray:
+    def tag_nd(self, tree: dict[str, Any], depth: int) -> np.ndarray:
         shape = tree["s"]
         if (type(shape) is not list or len(shape) > 32
                 or not all(type(n) is int and 0 <= n <= self.budget.limits.max_bytes for n in shape)):
@@ -449,11 +449,12 @@ class _Decoder:
         dtype, raw = self._buffer(tree, count)
         return np.frombuffer(bytearray(raw), dtype=dtype).reshape(shape)
 
-    def tag_np(self, tree: dict, depth: int) -> np.generic:
+    def tag_np(self, tree: dict[str, Any], depth: int) -> np.generic:
         dtype, raw = self._buffer(tree, 1)
-        return np.frombuffer(raw, dtype=dtype)[0]
+        value: np.generic = np.frombuffer(raw, dtype=dtype)[0]
+        return value
 
-    def tag_rng(self, tree: dict, depth: int) -> np.random.Generator:
+    def tag_rng(self, tree: dict[str, Any], depth: int) -> np.random.Generator:
         if self.generators is None:
             raise CodecError("a generator is not accepted here")
         index = tree["i"]
@@ -475,7 +476,7 @@ class _Decoder:
         self.generators.items.append(gen)
         return gen
 
-    def tag_fn(self, tree: dict, depth: int) -> Any:
+    def tag_fn(self, tree: dict[str, Any], depth: int) -> Any:
         if self.functions is None or self.functions.resolve is None:
             raise CodecError("a function reference is not accepted here")
         name = tree["name"]

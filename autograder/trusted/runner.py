@@ -8,10 +8,11 @@ The cells of a graded notebook (after nbgrader has restored the instructor's cel
   kernel (recorded) and again, silently, in the trusted kernel, which needs the same imports;
 * **student** – every other code cell (answers, demonstrations, self-checks): the student's kernel only.
 
-Each cell is executed by nbgrader's own ``Execute`` preprocessor (:class:`autograder.preprocessors.headless.Execute`) bound to
-the kernel of its role, so the outputs – and nbgrader's verdict on them – are exactly what a single kernel
-would record, except that a failing test shows one line (:mod:`autograder.trusted.session`).  Before the
-first cell, :func:`install_agent` sends the agent into the student's kernel (from its file).
+Each cell is executed by nbgrader's own ``Execute`` preprocessor
+(:class:`autograder.preprocessors.headless.Execute`) bound to the kernel of its role, so the outputs – and
+nbgrader's verdict on them – are exactly what a single kernel would record, except that a failing test shows
+one line (:mod:`autograder.trusted.session`).  Before the first cell, :func:`install_agent` sends the agent into
+the student's kernel (from its file).
 
 The integration into ``dp-course grade`` keeps its own student-kernel executor and calls, per notebook:
 ``install_agent(kc)``, ``trusted.open(...)`` -> :class:`TrustedNotebook`, then ``run_setup`` for setup cells,
@@ -184,7 +185,8 @@ def _connection_json(info: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _executor(nb: NotebookNode, km: Any, kc: Any, settings: Settings, resources: dict | None) -> headless.Execute:
+def _executor(nb: NotebookNode, km: Any, kc: Any, settings: Settings,
+              resources: dict[str, Any] | None) -> headless.Execute:
     """nbgrader's ``Execute`` preprocessor bound to an already started kernel (it never starts or stops it)."""
     ex = headless.Execute(timeout=int(math.ceil(settings.cell_timeout)), allow_errors=settings.allow_errors)
     ex.nb, ex.km, ex.kc, ex.owns_km = nb, km, kc, False
@@ -194,7 +196,7 @@ def _executor(nb: NotebookNode, km: Any, kc: Any, settings: Settings, resources:
 
 
 def _error_output(ename: str, evalue: str) -> NotebookNode:
-    return NotebookNode(output_type="error", ename=ename, evalue=evalue,  # type: ignore[no-untyped-call]
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue,
                         traceback=[f"\x1b[0;31m{ename}\x1b[0m: {evalue}"])
 
 
@@ -249,7 +251,7 @@ class TrustedKernel:
             raise TrustedKernelError(f"the trusted kernel failed on {expression[:60]}...: {exc}") from exc
 
     def open(self, nb: NotebookNode, student_connection: Mapping[str, Any], *, settings: Settings = Settings(),
-             workdir: str | Path | None = None, resources: dict | None = None) -> TrustedNotebook:
+             workdir: str | Path | None = None, resources: dict[str, Any] | None = None) -> TrustedNotebook:
         """Start on notebook ``nb``: fresh namespace, and a link to the student's kernel (its connection info,
         ``KernelManager.get_connection_info()``).  ``workdir``: an instructor-owned folder for the test cells
         (for data files they read); default: the kernel's empty folder."""
@@ -330,7 +332,7 @@ class TrustedNotebook:
 # ---------------------------------------------------------------------------------------------------------
 
 def run_notebook(nb: NotebookNode, *, student_km: AsyncKernelManager, trusted: TrustedKernel,
-                 settings: Settings = Settings(), resources: dict | None = None,
+                 settings: Settings = Settings(), resources: dict[str, Any] | None = None,
                  workdir: str | Path | None = None) -> RunResult:
     """Execute ``nb`` in place: student and setup cells in ``student_km``'s (started) kernel, test cells in
     ``trusted``.  The caller owns both kernels; run each notebook in a fresh student kernel.

@@ -30,6 +30,7 @@ import nbformat
 import psutil
 from nbformat.notebooknode import NotebookNode
 
+from adversarial import attacks
 from autograder import cells, demo
 from autograder.course import make_course
 
@@ -220,6 +221,8 @@ def build(dest: Path, full: NotebookNode, release: NotebookNode, paths: dict[str
             sys.modules['numpy'] = fake
             np = fake
             """))), EX1_BROKEN, {"tampering_restored", "suspicious_code"})
+    # the test runs in the trusted kernel: the patch in the student's kernel is undone and reported, the wrong
+    # answer fails on its own
     add("trojan", "wrong answer that patches isclose when the test calls it",
         _nb(cells.set_answer(full, "ex1_answer", textwrap.dedent("""
             def laplace_scale(sensitivity, epsilon):
@@ -228,12 +231,15 @@ def build(dest: Path, full: NotebookNode, release: NotebookNode, paths: dict[str
                 vars(math)['isclose'] = lambda *a, **k: True
                 vars(numpy)['isclose'] = lambda *a, **k: True
                 return 0.0
-            """))), EX1_BROKEN, {"tampering_during_test"})
+            """))), EX1_BROKEN, {"tampering_restored"})
     add("rewriter", "stub answers, then rewrites every later cell to `pass` (IPython input transformer)",
         _nb(cells.set_answer(release, "ex1_answer",
                             "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])",
                             mode="append")),
         ZERO, {"tampering_restored", "suspicious_code"})
+    # --- attacks on the verdict and on the hidden tests (issue 13): test cells run in the trusted kernel --
+    attacks.build(full, lambda student, what, nb: add(
+        student, what, _nb(nb), FULL if student in attacks.LEAK_ATTACKS else EX1_BROKEN))
     return cases
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from adversarial import hostile
+from adversarial import attacks, hostile
 from autograder import cells, course, demo, feedback, isolation
 from autograder.events import EventKind, Severity
 from autograder.grading import grade
@@ -103,7 +103,7 @@ def attack(tmp_path_factory: pytest.TempPathFactory, grading_sandbox: str) -> It
 
 CASES = ["loop", "loopx", "sleeper", "forker", "hog", "flood", "quitter", "exiter", "killer", "grpkiller",
          "garbled", "jsonish", "whale", "deleter", "duplicator", "editor", "snoop", "vandal", "caller",
-         "patcher", "sneaky", "trojan", "rewriter",
+         "patcher", "sneaky", "trojan", "rewriter", *attacks.SCORE_ATTACKS, *attacks.LEAK_ATTACKS,
          # intake and files (issue 13)
          "linker", "piper", "zipper", "José", "Jose", "filler", "sockfill",
          *("Ann_Lee-" + hashlib.sha256(name.encode()).hexdigest()[:6] for name in ("Ann Lee", "Ann:Lee"))]
@@ -133,6 +133,20 @@ def test_hostile_submission_gets_a_grade_and_a_reason(attack: dict[str, Any], st
     hidden = feedback.hidden_test_lines(run.output_dir / "course")[NAME][NAME]
     html = (run.output_dir / r.feedback[0]).read_text()
     assert feedback.leaked_hidden_lines(html, hidden) == []
+
+
+@pytest.mark.parametrize("student", [*attacks.SCORE_ATTACKS, *attacks.LEAK_ATTACKS])
+def test_attack_shows_no_hidden_line_even_encoded(attack: dict[str, Any], student: str) -> None:
+    """Neither its feedback nor any output of its graded notebook holds a hidden test line, plain or encoded."""
+    run = attack["run"]
+    (r,) = [r for r in run.results if r.student == student]
+    hidden = feedback.hidden_test_lines(run.output_dir / "course")[NAME][NAME]
+    assert hidden, "the toy assignment has hidden tests to look for"
+    graded = nbformat.read(attack["out"] / "course" / "autograded" / student / NAME / f"{NAME}.ipynb", as_version=4)
+    outputs = nbformat.writes(nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(outputs=c.outputs) for c in graded.cells if c.cell_type == "code"]))
+    for page in [(run.output_dir / r.feedback[0]).read_text(), outputs]:
+        assert attacks.hidden_leaks(page, hidden) == [], student
 
 
 def test_honest_students_unaffected(attack: dict[str, Any]) -> None:

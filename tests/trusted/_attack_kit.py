@@ -13,16 +13,11 @@ the lines (an encoded substring depends on its offset and, for zlib, on everythi
 
 from __future__ import annotations
 
-import base64
-import binascii
-import codecs
 import json
-import re
-import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
 from _fixtures import answer_cell, demo_cell, grade_cell, graded_cells, notebook, setup_cell, text
+from leak_detector import decodings
 from nbformat import NotebookNode
 
 SETUP = ("import math\nimport sys\nfrom fractions import Fraction\nimport numpy as np\nimport numpy._core.numeric\n"
@@ -75,39 +70,6 @@ def test_lines(nb: NotebookNode) -> list[str]:
 def everything_shown(nb: NotebookNode) -> str:
     """All outputs of all cells: what the student sees, and what nbgrader's feedback shows."""
     return "\n".join(text(c) for c in nb.cells)
-
-
-# ---- decoding whatever could carry a test line ---------------------------------------------------------------
-
-_B64 = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
-_HEX = re.compile(r"(?:[0-9a-fA-F]{2}){8,}")
-
-
-def _bytes_views(raw: bytes) -> list[str]:
-    """The bytes as text, and decompressed if they are zlib data."""
-    try:
-        return [raw.decode("utf-8", "replace"), zlib.decompress(raw).decode("utf-8", "replace")]
-    except zlib.error:
-        return [raw.decode("utf-8", "replace")]
-
-
-def decodings(shown: str) -> Iterator[tuple[str, str]]:
-    """``(encoding, decoded text)`` for the text itself and every way a part of it could be encoded."""
-    yield "plain", shown
-    yield "escaped", re.sub(r"\\+(.)", r"\1", shown)          # inside JSON or Python string literals
-    yield "rot13", codecs.decode(shown, "rot13")
-    yield "reversed", shown[::-1]
-    for token in _B64.findall(shown):
-        for decode in (base64.b64decode, base64.urlsafe_b64decode):
-            try:
-                raw = decode(token + "=" * (-len(token) % 4))
-            except (binascii.Error, ValueError):
-                continue
-            for view in _bytes_views(raw):
-                yield "base64", view
-    for token in _HEX.findall(shown):
-        for view in _bytes_views(bytes.fromhex(token)):
-            yield "hex", view
 
 
 def leaks(shown: str, nb: NotebookNode) -> list[str]:
