@@ -300,6 +300,32 @@ def test_feedback_strips_hidden_tests_with_configured_delimiters(toy: hostile.To
 
 
 # --------------------------------------------------------------------------------------------------------
+# Data files of the assignment, read by test cells in the trusted kernel
+
+
+def test_trusted_test_cells_read_the_assignments_data_files(tmp_path: Path, grading_sandbox: str) -> None:
+    """A test cell that reads a data file kept next to the source notebook finds it in the trusted kernel (a
+    private copy of the instructor's files, made for each notebook) and passes for a right answer."""
+    sols = tmp_path / "solutions"
+    demo.write_synthetic_assignment(sols)
+    src = sols / NAME / f"{NAME}.ipynb"
+    nb = nbformat.read(src, as_version=4)
+    cell = nb.cells[hostile.cell_index(nb, "ex1_unit")]
+    cell.source = ('import json\nwith open("reference.json") as _f:\n    _ref = json.load(_f)\n'
+                   'assert math.isclose(laplace_scale(1.0, 0.5), _ref["scale"])\n' + cell.source)
+    nbformat.write(nb, src)
+    (sols / NAME / "reference.json").write_text(json.dumps({"scale": 2.0}))
+    full, _release = hostile.make_full(course.make_course(tmp_path / "built", [NAME], solutions_dir=sols), sols)
+    subs = tmp_path / "subs"
+    _write(subs / f"alice_{NAME}.ipynb", full)
+    _write(subs / f"carol_{NAME}.ipynb", cells.set_answer(full, "ex2_answer", WRONG_EX2))
+    run = grade(subs, tmp_path / "out", solutions_dir=sols, workers=1, limits=LIMITS, progress=False,
+                sandbox_mode=grading_sandbox)
+    assert {r.student: _auto(r) for r in run.results} == {s: EXPECTED[s] for s in ("alice", "carol")}
+    assert not [e for r in run.results for e in r.events if e.kind.severity is Severity.ERROR], run.results
+
+
+# --------------------------------------------------------------------------------------------------------
 # Graded with --no-sandbox: the course directory is still out of reach
 
 

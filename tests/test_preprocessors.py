@@ -418,13 +418,34 @@ def test_safe_execute_trusted_runs_test_cells_only_in_the_trusted_kernel() -> No
 
 
 def test_safe_execute_trusted_tampering_is_restored_not_a_verdict() -> None:
-    """With the verdict in the trusted kernel, a patch in the student's kernel during a test is undone and
-    reported; the test keeps the verdict the trusted kernel gave it."""
-    report = {"fixes": ["numpy.isclose was replaced"], "notes": []}
+    """With the verdict in the trusted kernel, the guard restores the student's kernel before each test cell (the
+    student's functions then run with genuine helpers) but does not check after it; it sweeps once after the
+    last cell.  A patch the student's functions made when the tests called them is undone and reported; the
+    tests keep the verdicts the trusted kernel gave them."""
+    report = {"fixes": ["numpy.isclose was replaced"], "notes": ["1 thread still running"]}
     nb = _fixture_nb()
-    events = _trusted(_FakeTrustedSide(), [{"fixes": [], "notes": []}, report]).run(nb, LIMITS_FAST)
-    assert [(e.kind, e.cell) for e in events] == [(EventKind.TAMPERING_RESTORED, "t1")]
-    assert nb.cells[1].outputs == []
+    ex = _trusted(_FakeTrustedSide(), [report, {"fixes": [], "notes": []}, report])
+    events = ex.run(nb, LIMITS_FAST)
+    assert [(e.kind, e.cell) for e in events] == [(EventKind.TAMPERING_RESTORED, "t1"),
+                                                  (EventKind.TAMPERING_RESTORED, None),
+                                                  (EventKind.BACKGROUND_THREADS, None)]
+    assert "numpy.isclose was replaced" in events[1].detail
+    assert [c.rsplit(".", 1)[-1] for c in ex.guard_calls[1:]] == ["before()", "before()", "after()"]
+    assert nb.cells[1].outputs == [] and nb.cells[3].outputs == []
+
+
+def test_safe_execute_trusted_guards_instructor_cells_of_the_students_kernel() -> None:
+    """A locked instructor cell that runs in the student's kernel (a demonstration) is guarded before and after,
+    as in one kernel; a test cell only before."""
+    demo = nbformat.v4.new_code_cell("show(x)")
+    demo.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True, "grade_id": "demo",
+                                 "schema_version": 3}
+    nb = _fixture_nb()
+    nb.cells.insert(2, demo)
+    ex = _trusted(_FakeTrustedSide(), [])
+    assert ex.run(nb, LIMITS_FAST) == []
+    assert [c.rsplit(".", 1)[-1] for c in ex.guard_calls[1:]] == ["before()", "before()", "after()", "before()",
+                                                                  "after()"]
 
 
 @pytest.mark.parametrize(("state", "kind"), [("dead", EventKind.KERNEL_DIED),

@@ -19,7 +19,10 @@ from ``nbgrader.preprocessors.Execute`` in this (configure as ``c.SafeExecute.<n
   (:mod:`autograder.preprocessors.trusted_tests`, :mod:`autograder.trusted`), which reaches the student's
   functions and values by proxy and decides the verdict; the sandboxed student kernel runs the student's cells
   and the setup cell only (also in the trusted kernel) and never receives a test cell.  The guard then protects
-  the student's kernel (what it restores, it reports) but no longer decides a verdict.  Without ``trusted``
+  the student's kernel (what it restores, it reports) but no longer decides a verdict: it restores before each
+  instructor cell (so the student's functions run with genuine helpers when a test calls them), checks after
+  those that run in the student's kernel (the setup, demonstrations), and sweeps once after the last cell
+  (what the student's functions changed when the last tests called them).  Without ``trusted``
   (``dp-course grade --single-kernel``, and ``dp-course check``) every cell runs in the student's kernel.
 """
 
@@ -39,6 +42,7 @@ from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.client import NotebookClient
 from nbformat.notebooknode import NotebookNode
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict, Integer, List, Unicode
 
@@ -191,11 +195,12 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
                     cell.outputs = [error_output("NotRun", stopped)]
                     cell.execution_count = None
                     continue
+                in_trusted = side is not None and roles[index] == "test"
                 guarded = self.guard and guard_ok and is_instructor_cell(cell)
                 if guarded:
                     guard_ok = self._guard_before(cell_id)
                 self.timeout = max(1, min(cell_seconds, int(deadline - time.monotonic())))
-                if side is not None and roles[index] == "test":
+                if side is not None and in_trusted:
                     stopped = self._trusted_test(side, cell, index, cell_id)
                 else:
                     stopped = self._execute(cell, index, cell_id, limits)
@@ -206,12 +211,14 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
                                         f"({failure[:200]}); the tests may fail", cell_id)
                 if stopped is not None:
                     continue
-                if guarded and guard_ok:
+                if guarded and guard_ok and not in_trusted:
                     guard_ok = self._guard_after(cell, cell_id, verdict=side is None)
                 elif self.guard and is_test_cell(cell) and not guard_ok and side is None:
                     cell.outputs.append(error_output("GradingIntegrityError", _NO_VERDICT))
             if side is not None:
                 self._trusted_stats = side.close()
+                if self.guard and guard_ok and stopped is None:
+                    self._guard_sweep()
 
     # ---- test cells in the trusted kernel -------------------------------------------------------
 
@@ -222,7 +229,16 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
                             max_message_mb=self.max_message_mb)
         assert self.km is not None
         return trusted_tests.kernel().open(self.nb, self.km.get_connection_info(), settings=settings,
-                                           resources=self.resources)
+                                           workdir=self._instructor_files(), resources=self.resources)
+
+    def _instructor_files(self) -> Path | None:
+        """The assignment's folder in the course's source directory (the files nbgrader copies next to every
+        submission), or None when the notebook is not graded as part of a course."""
+        assignment = (self.resources.get("nbgrader") or {}).get("assignment")
+        if not assignment:
+            return None
+        coursedir = CourseDirectory(config=self.config)
+        return Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
 
     def _trusted_test(self, side: TrustedNotebook, cell: NotebookNode, index: int, cell_id: str | None) -> str | None:
         """Run test cell ``cell`` in the trusted kernel (its verdict is what nbgrader records); why the cells
@@ -303,6 +319,21 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         if res["notes"] and is_test_cell(cell):
             self._event(EventKind.BACKGROUND_THREADS, "; ".join(res["notes"]), cell_id)
         return True
+
+    def _guard_sweep(self) -> None:
+        """After the last cell of a notebook whose tests ran in the trusted kernel: restore what the student's
+        functions changed when the last tests called them, and report it (the guard restores before each test
+        cell, but does not check after it: the test ran in the trusted kernel, and its verdict does not depend
+        on the student's kernel)."""
+        res = self._guard_call(f"{self._guard_name}.after()", 10)
+        if res is None:
+            self._event(EventKind.GUARD_FAILED, "the test guard did not answer after the last cell")
+            return
+        if res["fixes"]:
+            self._event(EventKind.TAMPERING_RESTORED, "found after the last cell (changed while the tests called "
+                        "the notebook's functions): " + "; ".join(res["fixes"]))
+        if res["notes"]:
+            self._event(EventKind.BACKGROUND_THREADS, "; ".join(res["notes"]))
 
     async def _async_guard_call(self, code: str, timeout: float, report: bool = True) -> dict[str, Any] | None:
         """Run trusted code silently in the kernel; return the guard's report, or None if it failed.

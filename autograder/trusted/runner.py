@@ -39,9 +39,9 @@ from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 from nbgrader import utils as nbutils
 
+from ..kernels import copy_workdir
 from ..preprocessors import headless
-from . import agent, codec, loader
-from .names import free_names
+from . import agent, codec, loader, session
 
 __all__ = ["PACKAGE", "Settings", "TrustedKernelError", "CellReport", "RunResult", "TrustedKernel",
            "TrustedNotebook", "cell_roles", "install_agent", "agent_install_expression", "run_notebook"]
@@ -50,6 +50,9 @@ PACKAGE = "_dpc_trusted"
 """Package name the agent is installed under in the student's kernel."""
 
 _SESSION = "__import__('autograder.trusted.session', fromlist=['begin'])"
+
+_STATUS = "status"
+"""Name of the user expression that brings :func:`session.status` back with a test cell's reply."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,39 @@ class Settings:
     limits: codec.Limits = codec.DEFAULT_LIMITS
     package: str = PACKAGE
     allow_errors: bool = True
+
+
+TRUSTED_KERNEL_ARGS = ("--HistoryManager.hist_file=:memory:", "--InteractiveShell.cache_size=0")
+"""Options of the trusted kernel: no history file, and no output cache (``Out``, ``_1``, ...), which test cells
+do not use and which would make the fresh namespace of each notebook cost a full garbage collection
+(``InteractiveShell.reset`` flushes the cache with ``gc.collect()``)."""
+
+
+class TestCellClient:
+    """The trusted kernel's client as the executor of test cells sees it: its ``execute`` sends the cell with
+    :data:`session.REQUEST_KEY` in the request's metadata (the kernel prepares the cell just before running it,
+    :func:`session.prepare_test_cell`) and asks for :func:`session.status` as a user expression (evaluated
+    after the cell when it succeeded).  One request per test cell instead of three.  Everything else is the
+    client's own."""
+
+    def __init__(self, kc: Any) -> None:
+        self._kc = kc
+        self.call_seconds: float | None = None
+
+    def execute(self, code: str, silent: bool = False, store_history: bool = True,
+                user_expressions: dict[str, str] | None = None, allow_stdin: bool | None = None,
+                stop_on_error: bool = True) -> str:
+        """Send ``code`` as a test cell; its message id."""
+        content = {"code": code, "silent": silent, "store_history": store_history,
+                   "user_expressions": {**(user_expressions or {}), _STATUS: f"{_SESSION}.status()"},
+                   "allow_stdin": False, "stop_on_error": stop_on_error}
+        msg = self._kc.session.msg("execute_request", content,
+                                   metadata={session.REQUEST_KEY: {"call_seconds": self.call_seconds}})
+        self._kc.shell_channel.send(msg)
+        return str(msg["header"]["msg_id"])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._kc, name)
 
 
 class TrustedKernelError(RuntimeError):
@@ -145,14 +181,22 @@ async def _async_request(kc: Any, code: str, expressions: Mapping[str, str], tim
 _request = run_sync(_async_request)
 
 
-def _expression(kc: Any, expression: str, timeout: float) -> Any:
-    """Evaluate ``expression`` silently in ``kc``'s kernel; the Python literal its ``repr`` shows."""
-    content = _request(kc, "", {"r": expression}, timeout)
-    result = (content.get("user_expressions") or {}).get("r") or {}
+def _literal(content: Mapping[str, Any], key: str) -> Any:
+    """The Python literal that user expression ``key`` of a reply's ``content`` shows.
+
+    Raises:
+        RuntimeError: the request or the expression failed.
+    """
+    result = (content.get("user_expressions") or {}).get(key) or {}
     if content.get("status") != "ok" or result.get("status") != "ok":
         raise RuntimeError(f"{result.get('ename', content.get('ename', '?'))}: "
                            f"{str(result.get('evalue', content.get('evalue', '')))[:500]}")
     return ast.literal_eval(result["data"]["text/plain"])
+
+
+def _expression(kc: Any, expression: str, timeout: float) -> Any:
+    """Evaluate ``expression`` silently in ``kc``'s kernel; the Python literal its ``repr`` shows."""
+    return _literal(_request(kc, "", {"r": expression}, timeout), "r")
 
 
 def agent_install_expression(package: str = PACKAGE) -> str:
@@ -231,7 +275,7 @@ class TrustedKernel:
 
     def start(self) -> TrustedKernel:
         """Start the kernel and load :mod:`autograder.trusted.session` in it."""
-        run_sync(self.km.start_kernel)(cwd=str(self.workdir), extra_arguments=["--HistoryManager.hist_file=:memory:"])
+        run_sync(self.km.start_kernel)(cwd=str(self.workdir), extra_arguments=list(TRUSTED_KERNEL_ARGS))
         self.kc = self.km.client()
         self.kc.start_channels()
         run_sync(self.kc.wait_for_ready)(timeout=self.startup_timeout)
@@ -253,15 +297,30 @@ class TrustedKernel:
     def open(self, nb: NotebookNode, student_connection: Mapping[str, Any], *, settings: Settings = Settings(),
              workdir: str | Path | None = None, resources: dict[str, Any] | None = None) -> TrustedNotebook:
         """Start on notebook ``nb``: fresh namespace, and a link to the student's kernel (its connection info,
-        ``KernelManager.get_connection_info()``).  ``workdir``: an instructor-owned folder for the test cells
-        (for data files they read); default: the kernel's empty folder."""
+        ``KernelManager.get_connection_info()``).
+
+        ``workdir``: an instructor-owned folder (the assignment's source folder, never the submission) whose
+        files the test cells may read: its files other than notebooks are copied (no symbolic links followed)
+        into a fresh private folder of the trusted kernel, where the test cells of this notebook run; by
+        default that folder is empty."""
+        files = self._files_dir()
+        if workdir:
+            copy_workdir(Path(workdir), files)
+        else:
+            files.mkdir()
         config = {"connection": _connection_json(student_connection), "package": settings.package,
                   "limits": asdict(settings.limits), "max_message_bytes": settings.max_message_mb * 2**20,
                   "interrupt_grace": settings.interrupt_grace, "heartbeat_seconds": settings.heartbeat_seconds,
-                  "workdir": str(workdir or self.workdir), "trusted_names": []}
+                  "workdir": str(files), "trusted_names": []}
         self.call(f"begin({json.dumps(config)!r})", 60.0)
         self.notebooks += 1
         return TrustedNotebook(self, _executor(nb, self.km, self.kc, settings, resources), settings)
+
+    def _files_dir(self) -> Path:
+        """A fresh, empty folder for the next notebook's test cells (the previous notebook's is removed)."""
+        if self.notebooks:
+            shutil.rmtree(self._dir / f"files-{self.notebooks - 1}", ignore_errors=True)
+        return self._dir / f"files-{self.notebooks}"
 
     def shutdown(self) -> None:
         """Stop the kernel and remove its folder."""
@@ -286,6 +345,10 @@ class TrustedNotebook:
         self.kernel = kernel
         self.executor = executor
         self.settings = settings
+        self._client = TestCellClient(executor.kc)
+        self._reply: dict[str, Any] = {}
+        executor.kc = self._client
+        executor.on_cell_executed = self._keep_reply
 
     def run_setup(self, source: str, timeout: float | None = None) -> str | None:
         """Run a setup cell silently in the trusted kernel; None, or ``"Ename: evalue"`` if it failed."""
@@ -301,26 +364,39 @@ class TrustedNotebook:
                       execution_count: int | None = None) -> CellReport:
         """Execute test cell ``cell`` (at ``index``) in the trusted kernel; outputs go into ``cell``.
 
-        The cell's free names are resolved first (:func:`session.prepare`); its calls must end
-        ``call_margin`` seconds before ``timeout``.
+        One execute request does it all (:class:`TestCellClient`): the kernel resolves the cell's free names
+        just before it runs it (:func:`session.prepare_test_cell`), its calls must end ``call_margin`` seconds
+        before ``timeout``, and the link's state comes back with the reply (a separate :func:`session.status`
+        request only when the cell failed).
 
         Raises:
-            TrustedKernelError: the trusted kernel died or did not answer.
+            TrustedKernelError: the trusted kernel died, did not answer, or could not prepare the cell.
         """
         limit = float(timeout or self.settings.cell_timeout)
         margin = min(self.settings.call_margin, limit / 4)
         started = time.monotonic()
-        info = self.kernel.call(f"prepare({free_names(cell.source)!r}, {limit - margin!r})",
-                                limit + self.settings.interrupt_grace + 5)
-        left = limit - (time.monotonic() - started)          # the calls' interrupt and its grace come on top
-        self.executor.timeout = max(1, int(math.ceil(left + self.settings.interrupt_grace + 1)))
+        self._client.call_seconds = limit - margin
+        self.executor.timeout = max(1, int(math.ceil(limit + self.settings.interrupt_grace + 1)))
+        self._reply = {}
         try:
             self.executor.execute_cell(cell, index, execution_count=execution_count)
         except DeadKernelError as exc:
             raise TrustedKernelError("the trusted kernel died while running a test cell") from exc
-        student = str(self.kernel.call("status()", 30.0).get("student"))
+        try:
+            state = json.loads(_literal(self._reply, _STATUS))
+        except (RuntimeError, ValueError, SyntaxError, KeyError, TypeError):  # the cell failed: ask on its own
+            state = self.kernel.call("status()", 30.0)
+        prepared = state.get("prepared")
+        if not isinstance(prepared, dict) or "error" in prepared:
+            why = prepared.get("error") if isinstance(prepared, dict) else "the test cell was not prepared"
+            raise TrustedKernelError(f"the trusted kernel could not prepare test cell {index}: {why}")
         grade_id = (cell.metadata.get("nbgrader") or {}).get("grade_id")
-        return CellReport(index, grade_id, dict(info.get("kinds", {})), student, time.monotonic() - started)
+        return CellReport(index, grade_id, dict(prepared.get("kinds", {})), str(state.get("student")),
+                          time.monotonic() - started)
+
+    def _keep_reply(self, cell: NotebookNode, cell_index: int, execute_reply: dict[str, Any]) -> None:
+        """nbclient's ``on_cell_executed`` hook: keep the content of the test cell's reply."""
+        self._reply = dict(execute_reply.get("content") or {})
 
     def close(self) -> dict[str, Any]:
         """Close the link to the student's kernel; its counters (calls, seconds, timeouts, ...)."""

@@ -7,8 +7,12 @@ runs a student's code.  The grader drives it with silent user expressions such a
 * :func:`begin` – a fresh namespace for the next notebook (modules stay imported, so the second notebook
   costs milliseconds), the failure display below, and a :class:`proxy.StudentLink` to the student's kernel;
 * :func:`prepare` – before each test cell: the cell's deadline, and its free names resolved
-  (:func:`names.resolve`);
-* :func:`status` / :func:`finish` – the link's state and counters; :func:`finish` closes the link.
+  (:func:`names.resolve`).  The grader does not ask for it in a request of its own: it sends the test cell
+  with :data:`REQUEST_KEY` in the execute request's metadata, and the ``pre_run_cell`` hook that
+  :func:`install_display` registers (:func:`prepare_test_cell`) prepares the cell the kernel is about to run;
+* :func:`status` / :func:`finish` – the link's state and counters, and how the last test cell was prepared;
+  :func:`finish` closes the link.  The grader asks for :func:`status` as a user expression of the test cell's
+  own execute request (evaluated after the cell when it succeeded), and in a request of its own otherwise.
 
 **Failure display.** A failing test shows as one line, ``ExceptionType: message`` (message truncated to
 :data:`MAX_FEEDBACK_CHARS`), through IPython's custom exception hook (and ``%xmode Minimal`` underneath, in
@@ -29,13 +33,20 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from . import codec, names, proxy
 
-__all__ = ["MAX_FEEDBACK_CHARS", "STARTUP_MODULES", "begin", "prepare", "status", "finish", "exception_line",
-           "format_warning", "install_display"]
+__all__ = ["MAX_FEEDBACK_CHARS", "REQUEST_KEY", "STARTUP_MODULES", "begin", "prepare", "prepare_test_cell",
+           "status", "finish", "exception_line", "format_warning", "install_display"]
 
 MAX_FEEDBACK_CHARS = 2000
 """Longest exception message a failing test shows."""
 
-_STATE: dict[str, Any] = {"link": None, "bound": set(), "trusted": frozenset()}
+REQUEST_KEY = "dpc_test_cell"
+"""Key, in an execute request's metadata, of ``{"call_seconds": float | None}``: the request is a test cell, to be
+prepared (:func:`prepare`) just before it runs."""
+
+_STATE: dict[str, Any] = {"link": None, "bound": set(), "trusted": frozenset(), "prepared": None}
+
+_HOME = os.getcwd()
+"""The trusted kernel's own (empty) folder, where it waits between notebooks."""
 
 STARTUP_MODULES = frozenset(sys.modules)
 """Modules imported when the trusted kernel loaded this module (its start): with the modules the notebook's
@@ -78,10 +89,38 @@ def format_warning(message: Warning | str, category: type[Warning], filename: st
 
 
 def install_display(shell: InteractiveShell) -> None:
-    """One-line failures and source-free warnings in ``shell`` (idempotent)."""
+    """One-line failures and source-free warnings in ``shell``, and the test cells' ``pre_run_cell`` hook
+    (:func:`prepare_test_cell`); idempotent."""
     shell.InteractiveTB.set_mode("Minimal")
     shell.set_custom_exc((BaseException,), _show_exception)  # type: ignore[no-untyped-call]
     warnings.formatwarning = format_warning
+    if prepare_test_cell not in shell.events.callbacks["pre_run_cell"]:
+        shell.events.register("pre_run_cell", prepare_test_cell)
+
+
+def _request_metadata(info: Any) -> dict[str, Any]:
+    """The metadata of the execute request the kernel is running (IPython passes it as ``info.cell_meta``;
+    older versions only through the kernel's parent message)."""
+    meta = getattr(info, "cell_meta", None)
+    if meta is None:
+        kernel = getattr(_shell(), "kernel", None)
+        meta = (kernel.get_parent("shell") if kernel is not None else {}).get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def prepare_test_cell(info: Any) -> None:
+    """``pre_run_cell`` hook: a cell sent with :data:`REQUEST_KEY` in its request's metadata is prepared
+    (:func:`prepare`) before it runs; the outcome (the names' kinds, or why it failed) waits for :func:`status`.
+    Other cells (and silent requests, which fire no ``pre_run_cell``) are left alone."""
+    request = _request_metadata(info).get(REQUEST_KEY)
+    if not isinstance(request, dict):
+        return
+    seconds = request.get("call_seconds")
+    try:
+        _STATE["prepared"] = json.loads(prepare(names.free_names(str(info.raw_cell or "")),
+                                                float(seconds) if seconds is not None else None))
+    except Exception as exc:  # noqa: BLE001 - the grader's fault, reported by status(): the notebook is graded again
+        _STATE["prepared"] = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
 
 
 def _close_link() -> dict[str, Any]:
@@ -116,6 +155,7 @@ def begin(config: str) -> str:
     if cfg.get("workdir"):
         os.chdir(cfg["workdir"])
     _STATE["bound"] = set()
+    _STATE["prepared"] = None
     _STATE["trusted"] = frozenset(cfg.get("trusted_names", ()))
     _STATE["link"] = proxy.StudentLink(
         cfg["connection"], package=cfg["package"], limits=codec.Limits(**cfg["limits"]),
@@ -140,13 +180,18 @@ def prepare(free: list[str], seconds: float | None) -> str:
 
 
 def status() -> str:
-    """JSON ``{"student": "ok" | "unresponsive" | "dead" | "closed" | "none", "stats": {...}}``."""
+    """JSON ``{"student": "ok" | "unresponsive" | "dead" | "closed" | "none", "stats": {...}, "prepared": ...}``:
+    ``prepared`` is what :func:`prepare_test_cell` made of the last test cell (``{"kinds": ..., ...}``, or
+    ``{"error": "..."}``), or ``null`` if no test cell was prepared since the last call; reading it clears it."""
+    prepared, _STATE["prepared"] = _STATE["prepared"], None
     link = _STATE["link"]
     if link is None:
-        return json.dumps({"student": "none", "stats": {}})
-    return json.dumps({"student": link.state, "stats": link.stats.__dict__})
+        return json.dumps({"student": "none", "stats": {}, "prepared": prepared})
+    return json.dumps({"student": link.state, "stats": link.stats.__dict__, "prepared": prepared})
 
 
 def finish() -> str:
-    """Close the link of the current notebook; JSON of its counters (``{}`` if there was none)."""
+    """Close the link of the current notebook and leave its working folder (the grader removes it); JSON of the
+    link's counters (``{}`` if there was none)."""
+    os.chdir(_HOME)
     return json.dumps(_close_link())

@@ -122,6 +122,21 @@ def test_same_verdicts_and_messages_as_one_kernel(trusted_kernel, answers, expec
     assert kinds["compose_test"]["budget"] == "data" and kinds["compose_test"]["twice"] == "function"
 
 
+def test_each_test_cell_is_prepared_from_the_students_state_just_before_it_runs(trusted_kernel):
+    """One request per test cell: its names are bound just before it runs, from what the student's kernel holds
+    then (a student cell between two tests rebinds ``budget``); a failing cell reports its names and the student
+    kernel's state as a passing one does."""
+    nb = notebook(setup_cell(), answer_cell("a", "budget = 1.0\ndef f(x):\n    return x"),
+                  grade_cell("t1", "assert f(budget) == 1.0"),
+                  demo_cell("budget = 2.0"),
+                  grade_cell("t2", "assert f(budget) == 1.0, f'budget is {budget}'"))
+    result = run_two(nb, trusted_kernel)
+    cells = graded_cells(nb)
+    assert passed(cells["t1"]) and errors(cells["t2"]) == [("AssertionError", "budget is 2.0")]
+    assert [r.kinds for r in result.tests] == [{"budget": "data", "f": "function"}] * 2
+    assert [r.student for r in result.tests] == ["ok", "ok"] and not result.events
+
+
 def test_cell_roles():
     nb = notebook(setup_cell(), demo_cell("x = 1"), answer_cell("a", "def f(): pass"), grade_cell("t", "f()"),
                   demo_cell("   "), setup_cell("import os"))
