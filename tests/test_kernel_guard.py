@@ -1,10 +1,11 @@
 """The test guard (autograder.kernel_guard), in-process against an IPython shell: one case per surface.
 
-The guard is a standard-library module that the grader sends to each kernel; here it is imported and installed
-on ``InteractiveShell.instance()``, and "student" code runs through ``shell.run_cell`` as in a kernel.  Each
-test damages one surface and checks that :meth:`Guard.before` / :meth:`Guard.after` report it and put the
-genuine object back.  The fixture undoes whatever a failing test left (and unlocks ``math``/``numpy``), so the
-rest of the test process is not affected.  The whole file runs in well under a second.
+The guard is a standard-library module that the grader sends to each kernel with its judge of event callbacks
+(autograder.library_code); here both are imported and the guard installed on ``InteractiveShell.instance()``,
+and "student" code runs through ``shell.run_cell`` as in a kernel.  Each test damages one surface and checks
+that :meth:`Guard.before` / :meth:`Guard.after` report it and put the genuine object back.  The fixture undoes
+whatever a failing test left (and unlocks ``math``/``numpy``), so the rest of the test process is not affected.
+The whole file runs in about a second.
 """
 
 from __future__ import annotations
