@@ -12,7 +12,12 @@ submissions folder (or zip) against the assignments' notebook names (:func:`note
   ``extract_dir`` is given (grading reads only those copies).  A corrupt member, a symbolic link, a zip inside
   the submissions, a file over the size cap is *one bad submission*: attributed to its student when its name
   allows, graded as the untouched release notebook (zero) with the reason; the batch goes on.  Unsafe member
-  paths (``../x``, absolute) and members past :data:`MAX_MEMBERS` are listed as unmatched;
+  paths (``../x``, absolute) and a folder's files past :data:`MAX_MEMBERS` are listed as unmatched.  A zip of
+  submissions that declares more members than that (or a central directory larger than
+  :data:`~autograder.untrusted_files.DIRECTORY_BYTES_PER_MEMBER` bytes each), or whose directory holds more
+  records than its end record declares, is refused before ``zipfile`` reads its directory
+  (:func:`~autograder.untrusted_files.check_zip_directory`), like any unreadable zip: a clear error, nothing
+  graded;
 * **student ids** (:func:`student_id`): Unicode letters are kept (NFC-normalised, case and accents preserved);
   two different names that still give the same id are both graded, under ids made distinct, and flagged;
 * **duplicates**: the newest file per (student, assignment, notebook) is graded, the others listed;
@@ -42,13 +47,15 @@ from .events import EventKind
 from .limits import Limits
 from .review import changed_test_cells, suspicious_lines
 from .student_ids import assign_ids, name_of, prefix_name, student_from_prefix, student_id
-from .untrusted_files import SymlinkFound, UnreadableFile, is_symlink_member, read_member, read_no_follow
+from .untrusted_files import (SymlinkFound, UnreadableFile, check_zip_directory, is_symlink_member, read_member,
+                              read_no_follow)
 
 __all__ = ["SubmissionFile", "Intake", "MAX_MEMBERS", "notebook_names", "student_id", "student_from_prefix",
            "check_notebook_bytes", "collect_submissions", "MAX_EXTRACTED_BYTES"]
 
 MAX_MEMBERS = 20_000
-"""Files (or zip members) read from one submissions folder or zip; the rest are listed as unmatched."""
+"""Files read from one submissions folder (the rest are listed as unmatched); a zip of submissions that declares
+or holds more members is refused unread."""
 
 MAX_EXTRACTED_BYTES = 4 << 30
 """Bytes extracted from one zip of submissions at most; members past it are bad submissions (too large)."""
@@ -193,18 +200,18 @@ def _member_name(info: zipfile.ZipInfo) -> str:
     return name.replace("\\", "/")
 
 
-def _zip_entries(zf: zipfile.ZipFile) -> list[_Entry]:
+def _zip_entries(zf: zipfile.ZipFile, most: int) -> tuple[list[_Entry], int]:
+    """The archive's first ``most`` files (folders skipped), and how many it lists."""
+    files = [info for info in zf.infolist() if not info.is_dir()]
     out = []
-    for info in zf.infolist():
-        if info.is_dir():
-            continue
+    for info in files[:most]:
         try:
             mtime = dt.datetime(*info.date_time).timestamp()
         except (ValueError, OverflowError):  # an impossible date in the header
             mtime = 0.0
         out.append(_Entry(_member_name(info), info.file_size, mtime, "file" if is_symlink_member(info) else "",
                           info))
-    return out
+    return out, len(files)
 
 
 def _attribute(rel: str, stem: str, notebooks: dict[str, list[str]], pattern: re.Pattern[str] | None,
@@ -323,7 +330,8 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
             the file's path relative to ``src`` (``/``-separated), overriding the built-in rules.
         releases: ``{(assignment, notebook): release notebook}``; when given, deleted, duplicated or edited
             test cells are reported (nbgrader restores them when grading).
-        max_members: files (zip members) read at most; the others are listed as unmatched.
+        max_members: a folder's files read at most (the others are listed as unmatched); a zip that declares
+            or holds more members is refused.
         max_extracted_bytes: bytes extracted from a zip at most; the members past it are marked too large.
 
     Returns:
@@ -331,7 +339,8 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
         listed in ``unmatched`` with the reason.
 
     Raises:
-        ValueError: ``src`` does not exist, is neither a folder nor a readable zip.
+        ValueError: ``src`` does not exist, is neither a folder nor a readable zip, or is a zip refused unread
+            (more than ``max_members`` members, declared or found, or an oversized central directory).
     """
     if not Path(src).exists():
         raise ValueError(f"submissions must be an existing folder or .zip file, got {str(src)!r}")
@@ -345,25 +354,28 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
         if extract_dir is None:
             raise ValueError("extract_dir is required to read a zip of submissions")
         try:
+            check_zip_directory(src, max_members)   # before zipfile reads the whole central directory
             zf = zipfile.ZipFile(src)
-            entries = _zip_entries(zf)
+            entries, total = _zip_entries(zf, max_members)
         except Exception as exc:  # zipfile raises many types for a truncated or corrupt central directory
             if zf is not None:
                 zf.close()
+            reason = str(exc) if isinstance(exc, UnreadableFile) else f"{type(exc).__name__}: {str(exc)[:200]}"
             raise ValueError(f"submissions must be a folder or a readable .zip file, got {str(src)!r} "
-                             f"({type(exc).__name__}: {str(exc)[:200]})") from exc
+                             f"({reason})") from exc
         base, layout_root = Path(extract_dir) / "files", "zip"
     elif src.is_dir():
         base = src / "submitted" if (src / "submitted").is_dir() and not (src / "submitted").is_symlink() else src
         entries, layout_root = _folder_entries(base), "folder"
+        total = len(entries)
     else:
         raise ValueError(f"submissions must be a folder or a .zip file, got {str(src)!r}")
 
     files: list[SubmissionFile] = []
     unmatched: list[tuple[str, str]] = []
-    if len(entries) > max_members:
-        unmatched.append((f"({len(entries) - max_members} more files)",
-                          f"{len(entries)} files in the submissions; only the first {max_members} were read"))
+    if total > max_members:
+        unmatched.append((f"({total - max_members} more files)",
+                          f"{total} files in the submissions; only the first {max_members} were read"))
         entries = entries[:max_members]
     layouts: set[str] = set()
     extracted = 0

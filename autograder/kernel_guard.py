@@ -1,9 +1,10 @@
 """The test guard: keeps the helpers a test relies on genuine, inside the kernel that runs a submission.
 
 This module runs **in the student's kernel**.  The executing preprocessor
-(:class:`autograder.preprocessors.safe_execute.SafeExecute`) reads this file and executes it, silently and in a
-module namespace of its own, before the first cell; then it keeps one object, ``make_guard(get_ipython())``,
-under a random name in the kernel.  So this module imports the standard library only, and it is tested
+(:class:`autograder.preprocessors.safe_execute.SafeExecute`) reads this file and :mod:`autograder.library_code`
+and executes them, silently and each in a module namespace of its own, before the first cell; then it keeps one
+object, ``make_guard(get_ipython(), library_callback)``, under a random name in the kernel.  So this module
+imports the standard library only (and not its judge of library callbacks: it is handed over), and it is tested
 in-process against an IPython shell (``tests/test_kernel_guard.py``).
 
 A submission can try to make a test pass without the right answer by changing what the test calls: replace
@@ -16,7 +17,7 @@ each surface has one restorer:
                          ``dp_course``, ...) and their ``sys.modules`` entries; ``math``/``numpy`` are locked
                          (plain assignment to a snapshotted attribute raises)
 :class:`ListSurface`     IPython's input and AST transformer lists
-:class:`EventSurface`    IPython's event callbacks (those of installed libraries are kept: :func:`library_callback`)
+:class:`EventSurface`    IPython's event manager and callbacks (those of installed libraries are kept: the judge)
 :class:`InstanceSurface` methods bound on the shell, kernel, display hook, session and compiler objects
 :class:`ClassSurface`    the dictionaries of those objects' classes
 :class:`HandlerSurface`  the kernel's message handlers
@@ -40,15 +41,13 @@ from __future__ import annotations
 import builtins
 import contextlib
 import importlib
-import os
 import sys
-import sysconfig
 import threading
 import types
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["LOCKED_MODULES", "WATCHED_PREFIXES", "Guard", "library_callback", "make_guard", "watched"]
+__all__ = ["LOCKED_MODULES", "WATCHED_PREFIXES", "Guard", "make_guard", "watched"]
 
 MISSING = object()
 
@@ -69,46 +68,8 @@ LIBRARY_THREADS = ("ipykernel", "zmq", "IPython", "jupyter", "tornado", "comm")
 
 Report = dict[str, list[str]]
 
-LIBRARY_ROOTS = tuple(sorted({os.path.realpath(p) + os.sep for k, p in sysconfig.get_paths().items()
-                              if k in ("purelib", "platlib", "stdlib", "platstdlib")}))
-"""Folders of the installed packages and the standard library (as this kernel sees them)."""
-
-
-def library_callback(cb: Any) -> bool:
-    """Whether the callable ``cb`` is a function of an installed library, judged by what it *is*, not by the
-    ``__module__`` it claims: its qualified name must lead, from the module it names, to a function with the
-    very same code object, and that code must come from that module's own file, inside :data:`LIBRARY_ROOTS`.
-    (A function of the notebook can set ``__module__`` and ``__qualname__`` to anything, but its code was
-    compiled from the notebook's cells.)"""
-    fn = getattr(cb, "__func__", cb)
-    code: Any = getattr(fn, "__code__", None)
-    name = getattr(fn, "__module__", None)
-    if not isinstance(code, types.CodeType) or not isinstance(name, str) or name not in sys.modules:
-        return False
-    module = sys.modules[name]
-    path = os.path.realpath(code.co_filename)
-    target: Any = module
-    for part in str(getattr(fn, "__qualname__", "")).split("."):
-        target = _attribute(target, part)
-    if getattr(getattr(target, "__func__", target), "__code__", None) is not code:
-        return False
-    source = module.__dict__.get("__file__") if isinstance(module, types.ModuleType) else None
-    return (isinstance(source, str) and path == os.path.realpath(source)
-            and any(path.startswith(root) for root in LIBRARY_ROOTS))
-
-
-def _attribute(obj: Any, name: str) -> Any:
-    """``obj``'s attribute ``name`` read from its own ``__dict__`` (a class: along its MRO), so no ``__getattr__``
-    or descriptor of the notebook's choosing runs; ``None`` if there is none."""
-    try:
-        if isinstance(obj, type):
-            owner: Any = next((vars(k) for k in type.__dict__["__mro__"].__get__(obj) if name in vars(k)), {})
-            value = owner.get(name)
-        else:
-            value = vars(obj).get(name)
-    except Exception:  # noqa: BLE001 - an object without a plain __dict__ is not a library's
-        return None
-    return value.__func__ if isinstance(value, staticmethod | classmethod) else value
+Judge = Callable[[Any], bool]
+"""Whether a callable is a function of an installed library (:func:`autograder.library_code.library_callback`)."""
 
 
 def watched(name: str) -> bool:
@@ -240,29 +201,29 @@ class ListSurface:
 
 
 class EventSurface:
-    """IPython's event callbacks; one of an installed library (e.g. matplotlib's, :func:`library_callback`) is
-    kept, whatever module a callback of the notebook claims to come from."""
+    """IPython's event manager and its callbacks.  A callback added since the guard was installed stays only while
+    ``is_library`` says it is a function of an installed library (judged again each time: a kept function's code
+    or defaults can be changed later), whatever module a callback of the notebook claims to come from."""
 
-    def __init__(self, shell: Any) -> None:
-        self.callbacks = shell.events.callbacks
+    def __init__(self, shell: Any, is_library: Judge) -> None:
+        self.shell, self.events, self.callbacks = shell, shell.events, shell.events.callbacks
+        self.is_library = is_library
         self.snap = {k: list(v) for k, v in self.callbacks.items()}
 
     def restore(self) -> list[str]:
         fixes = []
+        if getattr(self.shell, "events", None) is not self.events or vars(self.events).get("callbacks") is not \
+                self.callbacks:
+            self.shell.events, self.events.callbacks = self.events, self.callbacks
+            fixes.append("IPython's event manager was replaced")
         for event, original in self.snap.items():
             cur = self.callbacks.get(event)
             if cur is None:
                 self.callbacks[event] = cur = []
-            kept = [cb for cb in original if any(cb is x for x in cur)]  # the original callbacks that remain
-            for cb in cur:
-                if any(cb is x for x in original):
-                    continue
-                if library_callback(cb):
-                    original.append(cb)  # registered by an installed library: keep it from now on
-                    kept.append(cb)
-            missing = [cb for cb in original if not any(cb is x for x in cur)]
-            if missing or len(cur) != len(kept):
-                cur[:] = list(original)
+            added = [cb for cb in cur if not any(cb is x for x in original)]
+            kept = [cb for cb in added if self.is_library(cb)]  # registered by an installed library
+            if len(kept) != len(added) or any(not any(cb is x for x in cur) for cb in original):
+                cur[:] = original + kept
                 fixes.append(f"IPython event callbacks for {event} were changed")
         return fixes
 
@@ -423,14 +384,15 @@ class NameSurface:
 class Guard:
     """The surfaces of one kernel, snapshotted when the guard is made; see the module's docstring."""
 
-    def __init__(self, shell: Any) -> None:
+    def __init__(self, shell: Any, is_library: Judge) -> None:
         _import_locked_modules()
         kernel = getattr(shell, "kernel", None)
         self.modules = ModuleSurface()
         objects = [o for o in (shell, kernel, getattr(shell, "displayhook", None), getattr(shell, "display_pub", None),
-                               getattr(kernel, "session", None), getattr(shell, "compile", None)) if o is not None]
+                               getattr(kernel, "session", None), getattr(shell, "compile", None),
+                               getattr(shell, "events", None)) if o is not None]
         self.lists = ListSurface(shell)
-        self.events = EventSurface(shell)
+        self.events = EventSurface(shell, is_library)
         self.instances = InstanceSurface(objects)
         self.classes = ClassSurface(objects)
         self.handlers = HandlerSurface(kernel)
@@ -477,6 +439,8 @@ class Guard:
         self.modules.unlock()
 
 
-def make_guard(shell: Any) -> Guard:
-    """Install the guard on an IPython ``shell`` (``get_ipython()`` in a kernel): snapshot every surface."""
-    return Guard(shell)
+def make_guard(shell: Any, is_library: Judge) -> Guard:
+    """Install the guard on an IPython ``shell`` (``get_ipython()`` in a kernel): snapshot every surface.
+    ``is_library`` decides which callbacks registered later belong to installed libraries (the executing
+    preprocessor passes :func:`autograder.library_code.library_callback`, sent with this module)."""
+    return Guard(shell, is_library)

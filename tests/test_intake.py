@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import os
 import queue
+import struct
 import tempfile
 import unicodedata
 import time
@@ -24,7 +25,7 @@ from adversarial import hostile
 from autograder import cells, demo, disk_watch, isolation
 from autograder.events import EventKind
 from autograder.kernels import KernelSandbox
-from autograder.intake import collect_submissions, notebook_names, student_from_prefix
+from autograder.intake import MAX_MEMBERS, collect_submissions, notebook_names, student_from_prefix
 from autograder.limits import Limits
 from autograder.review import changed_test_cells, suspicious_lines
 from autograder.untrusted_files import SymlinkFound, UnreadableFile, read_no_follow
@@ -236,12 +237,19 @@ def test_absurd_member_counts_and_truncated_archives(toy: hostile.Toy, tmp_path:
     with zipfile.ZipFile(zpath, "w") as zf:
         for i in range(60):
             zf.writestr(f"s{i:02d}_{NAME}.ipynb", "{}")
-    intake = collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=tmp_path / "x", max_members=25,
+    with pytest.raises(ValueError, match="declares 60 members, more than the limit of 25"):
+        collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=tmp_path / "x", max_members=25)
+    intake = collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=tmp_path / "x", max_members=60,
                                  max_extracted_bytes=20)
+    kinds = [f.problem_kind for f in intake.files]   # 2 bytes each: 10 read, then the budget is spent
+    assert kinds == [EventKind.NOT_A_NOTEBOOK] * 10 + [EventKind.TOO_LARGE] * 50 and intake.unmatched == []
+    # a folder: its first files are read, the others listed
+    folder = tmp_path / "many"
+    with zipfile.ZipFile(zpath) as zf:
+        zf.extractall(folder)
+    intake = collect_submissions(folder, notebook_names(toy.solutions), max_members=25)
     assert len(intake.files) == 25
     assert intake.unmatched == [("(35 more files)", "60 files in the submissions; only the first 25 were read")]
-    kinds = [f.problem_kind for f in intake.files]   # 2 bytes each: 10 read, then the budget is spent
-    assert kinds == [EventKind.NOT_A_NOTEBOOK] * 10 + [EventKind.TOO_LARGE] * 15
     cut = tmp_path / "cut.zip"
     cut.write_bytes(zpath.read_bytes()[: zpath.stat().st_size // 2])   # central directory lost
     with pytest.raises(ValueError, match="readable .zip file"):
@@ -252,6 +260,32 @@ def test_absurd_member_counts_and_truncated_archives(toy: hostile.Toy, tmp_path:
     (folder / f"bob_{NAME}.zip").write_bytes(cut.read_bytes())
     intake = collect_submissions(folder, notebook_names(toy.solutions))
     assert {f.student: f.problem_kind for f in intake.files} == {"alice": None, "bob": EventKind.NOT_A_NOTEBOOK}
+
+
+@pytest.mark.parametrize("declared,cap,reason", [
+    (65_535, MAX_MEMBERS, "declares 65535 members, more than the limit of 20000"),
+    (2, 25, r"holds more than 25 members \(its end record declares 2\)"),   # an end record that understates
+])
+def test_a_zip_declaring_too_many_members_is_refused_unread(toy: hostile.Toy, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch, declared: int, cap: int,
+                                                            reason: str) -> None:
+    """Its end record is read with struct; zipfile, which would parse the whole directory, is never called."""
+    zpath = tmp_path / "subs.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        zf.writestr(f"alice_{NAME}.ipynb", nbformat.writes(toy.full))
+        for i in range(30):
+            zf.writestr(f"d{i}/", "")
+    data = bytearray(zpath.read_bytes())
+    struct.pack_into("<2H", data, len(data) - 22 + 8, declared, declared)   # the end record's two member counts
+    zpath.write_bytes(bytes(data))
+
+    def no_zipfile(*args: object, **kwargs: object) -> None:
+        raise AssertionError("zipfile.ZipFile was called on a refused archive")
+
+    with monkeypatch.context() as m:
+        m.setattr(zipfile, "ZipFile", no_zipfile)
+        with pytest.raises(ValueError, match=f"readable .zip file, got .*subs.zip.*{reason}"):
+            collect_submissions(zpath, notebook_names(toy.solutions), extract_dir=tmp_path / "x", max_members=cap)
 
 
 def test_no_symlink_is_followed(toy: hostile.Toy, tmp_path: Path) -> None:

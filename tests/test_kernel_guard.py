@@ -1,19 +1,23 @@
 """The test guard (autograder.kernel_guard), in-process against an IPython shell: one case per surface.
 
-The guard is a standard-library module that the grader sends to each kernel; here it is imported and installed
-on ``InteractiveShell.instance()``, and "student" code runs through ``shell.run_cell`` as in a kernel.  Each
-test damages one surface and checks that :meth:`Guard.before` / :meth:`Guard.after` report it and put the
-genuine object back.  The fixture undoes whatever a failing test left (and unlocks ``math``/``numpy``), so the
-rest of the test process is not affected.  The whole file runs in well under a second.
+The guard is a standard-library module that the grader sends to each kernel with its judge of event callbacks
+(autograder.library_code); here both are imported and the guard installed on ``InteractiveShell.instance()``,
+and "student" code runs through ``shell.run_cell`` as in a kernel.  Each test damages one surface and checks
+that :meth:`Guard.before` / :meth:`Guard.after` report it and put the genuine object back.  The fixture undoes
+whatever a failing test left (and unlocks ``math``/``numpy``), so the rest of the test process is not affected.
+The whole file runs in about a second.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import importlib
 import importlib.abc
+import json
 import math
+import os
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -22,7 +26,8 @@ import numpy as np
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from autograder import kernel_guard
+from autograder import kernel_guard, library_code
+from autograder.preprocessors.safe_execute import guard_install_code
 
 pytestmark = pytest.mark.xdist_group("kernel_guard")
 
@@ -39,7 +44,7 @@ def shell() -> Iterator[InteractiveShell]:
 
 @pytest.fixture
 def guard(shell: InteractiveShell) -> Iterator[kernel_guard.Guard]:
-    g = kernel_guard.make_guard(shell)
+    g = kernel_guard.make_guard(shell, library_code.library_callback)
     yield g
     g.restore()   # whatever a failed test left behind
     g.release()
@@ -122,10 +127,157 @@ def test_a_callback_is_not_trusted_by_the_module_it_claims(shell: InteractiveShe
                 "get_ipython().events.register('pre_run_cell', flush_figures)")
     fake = shell.user_ns["flush_figures"]
     genuine = importlib.import_module("matplotlib_inline.backend_inline").flush_figures
-    assert not kernel_guard.library_callback(fake) and kernel_guard.library_callback(genuine)
-    assert kernel_guard.library_callback(copy.copy) and not kernel_guard.library_callback(print)
+    assert not library_code.library_callback(fake) and library_code.library_callback(genuine)
+    assert library_code.library_callback(copy.copy) and not library_code.library_callback(print)
     assert "IPython event callbacks for pre_run_cell were changed" in guard.before()["fixes"]
     assert fake not in shell.events.callbacks["pre_run_cell"]
+
+
+@pytest.fixture
+def sink() -> Iterator[list[Any]]:
+    """Where a spy puts what it saw: ``_dpc_sink``, a built-in name (so a spy finds it whatever its globals)."""
+    seen: list[Any] = []
+    vars(builtins)["_dpc_sink"] = seen
+    yield seen
+    vars(builtins).pop("_dpc_sink", None)
+
+
+def _leaks(shell: InteractiveShell, sink: list[Any]) -> bool:
+    """Whether a cell run as a test cell is (not silent: IPython fires its events) reaches the spy's ``sink``."""
+    sink.clear()
+    shell.run_cell("probe = 'HIDDEN-TOKEN'", store_history=False)
+    return any("HIDDEN-TOKEN" in str(x) for x in sink)
+
+
+FORGED = """
+import types, numpy
+def spy(info):
+    _dpc_sink.append(info.raw_cell)
+code = spy.__code__.replace(co_filename=numpy.__file__, co_name="forged", co_qualname="forged")
+forged = types.FunctionType(code, vars(numpy), "forged")
+forged.__module__, forged.__qualname__ = "numpy", "forged"
+numpy.forged = forged
+get_ipython().events.register("pre_run_cell", forged)
+"""
+
+
+def test_a_forged_library_function_is_removed(shell: InteractiveShell, sink: list[Any]) -> None:
+    """The notebook's own code, relabelled as numpy's file and made an attribute of numpy with numpy's globals,
+    passes every check of names (module, qualified name, file); its code is not one numpy's file compiles to.
+    The guard is installed as the grader installs it: both files sent as text (``guard_install_code``)."""
+    shell.run_cell(guard_install_code("_dpc_guard_t"), store_history=False, silent=True)
+    g = shell.user_ns.pop("_dpc_guard_t")
+    try:
+        assert _run(shell, FORGED) is None
+        forged = vars(np)["forged"]
+        assert forged.__code__.co_filename == np.__file__ and _leaks(shell, sink)   # it works until the guard runs
+        assert not library_code.library_callback(forged)
+        assert g.before()["fixes"] == ["IPython event callbacks for pre_run_cell were changed"]
+        assert not any(cb is forged for cb in shell.events.callbacks["pre_run_cell"])
+        assert not _leaks(shell, sink)
+    finally:
+        g.restore()
+        g.release()
+        vars(np).pop("forged", None)
+
+
+SPY = "def spy(info, *args):\n    _dpc_sink.append(info.raw_cell)\n    return 0\n"
+"""The notebook's function: what it is called with goes to the test's ``sink``."""
+
+CARRIERS = {
+    # a library's own code and globals, carrying the notebook's function in its closure
+    "closure": ("import reprlib\nforged = reprlib.recursive_repr()(spy)\n"
+                "forged.__module__, forged.__qualname__ = 'reprlib', 'forged'\nreprlib.forged = forged\n"
+                "get_ipython().events.register('pre_run_cell', forged)", "", ("reprlib", "forged")),
+    # a copy of json.dumps (its code, its globals) whose default argument is the notebook's function
+    "default": ("import json, types\nforged = types.FunctionType(json.dumps.__code__, vars(json), 'forged')\n"
+                "forged.__kwdefaults__ = {**json.dumps.__kwdefaults__, 'default': spy}\n"
+                "forged.__module__, forged.__qualname__ = 'json', 'forged'\njson.forged = forged\n"
+                "get_ipython().events.register('pre_run_cell', forged)", "", ("json", "forged")),
+    # the genuine json.dumps, kept, then given the notebook's function as a default
+    "kept then changed": ("import json\nget_ipython().events.register('pre_run_cell', json.dumps)",
+                          "json.dumps.__kwdefaults__['default'] = spy", None),
+    # the genuine copy.copy, kept, then given the notebook's code
+    "kept then recoded": ("import copy\nget_ipython().events.register('pre_run_cell', copy.copy)",
+                          "copy.copy.__code__ = spy.__code__", None),
+}
+
+
+@pytest.mark.parametrize("case", CARRIERS)
+def test_a_library_function_carrying_the_notebooks_code_is_removed(shell: InteractiveShell, guard: kernel_guard.Guard,
+                                                                    sink: list[Any], case: str) -> None:
+    """Genuine library code that would call the notebook's function: not kept (or no longer, once changed)."""
+    register, change, forged_as = CARRIERS[case]
+    saved = [(f, f.__code__, f.__kwdefaults__ and dict(f.__kwdefaults__)) for f in (json.dumps, copy.copy)]
+    try:
+        assert _run(shell, SPY + register) is None
+        if change:
+            assert guard.before()["fixes"] == []   # the genuine function is kept ...
+            assert _run(shell, change) is None      # ... until the notebook changes it
+        assert _leaks(shell, sink)   # the trick works until the guard runs
+        assert guard.before()["fixes"] == ["IPython event callbacks for pre_run_cell were changed"]
+        assert not _leaks(shell, sink)
+    finally:
+        for f, code, kwdefaults in saved:
+            f.__code__, f.__kwdefaults__ = code, kwdefaults
+        if forged_as:
+            vars(sys.modules[forged_as[0]]).pop(forged_as[1], None)
+
+
+def test_a_replaced_event_manager_is_restored(shell: InteractiveShell, guard: kernel_guard.Guard,
+                                              sink: list[Any]) -> None:
+    events = shell.events
+    _run(shell, "from IPython.core.events import EventManager, available_events\n"
+                "spy_events = EventManager(get_ipython(), available_events)\n"
+                "spy_events.register('pre_run_cell', lambda info: _dpc_sink.append(info.raw_cell))\n"
+                "get_ipython().events = spy_events")
+    try:
+        assert _leaks(shell, sink)
+        assert guard.before()["fixes"] == ["IPython's event manager was replaced"]
+        assert shell.events is events and not _leaks(shell, sink)
+    finally:
+        shell.events = events
+
+
+def test_genuine_library_hooks_are_kept(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
+    """What ``%matplotlib inline`` registers (matplotlib_inline's ``flush_figures``, pyplot's
+    ``_draw_all_if_interactive``), registered by the libraries' own code, stays, and is judged again each time."""
+    backend_inline = pytest.importorskip("matplotlib_inline.backend_inline")
+    pyplot = pytest.importorskip("matplotlib.pyplot")
+    _run(shell, "from matplotlib_inline.backend_inline import configure_inline_support\n"
+                "import matplotlib.pyplot as plt\n"
+                "configure_inline_support(get_ipython(), 'inline')\nplt.install_repl_displayhook()")
+    hooks = [backend_inline.flush_figures, vars(pyplot)["_draw_all_if_interactive"]]
+    try:
+        assert all(any(cb is h for cb in shell.events.callbacks["post_execute"]) for h in hooks)
+        assert all(library_code.library_callback(h) for h in hooks)
+        assert guard.before() == {"fixes": [], "notes": []} and guard.before() == {"fixes": [], "notes": []}
+        assert all(any(cb is h for cb in shell.events.callbacks["post_execute"]) for h in hooks)
+    finally:
+        _run(shell, "configure_inline_support(get_ipython(), 'agg')\nplt.uninstall_repl_displayhook()")
+
+
+def test_library_code_is_judged_by_its_file() -> None:
+    """The file's own code matches; a copy with another line table, or names, or first line does not."""
+    code = copy.copy.__code__
+    path = os.path.realpath(code.co_filename)
+    assert library_code.compiled_from(code, path)
+    assert not library_code.compiled_from(code.replace(co_names=(*code.co_names[1:], code.co_names[0])), path)
+    assert not library_code.compiled_from(code.replace(co_firstlineno=code.co_firstlineno + 1), path)
+    assert not library_code.compiled_from(code, path + ".missing")
+
+    def notebook_copy(x: Any) -> Any:  # the notebook's function, dressed as copy.copy
+        return x
+
+    forged = notebook_copy.__code__.replace(co_filename=code.co_filename, co_name="copy", co_qualname="copy",
+                                            co_firstlineno=code.co_firstlineno)
+    assert not library_code.compiled_from(forged, path)
+    copy_code = copy.copy.__code__
+    try:   # a file name no file can have: not a library's, and no error in the guard
+        copy.copy.__code__ = copy_code.replace(co_filename="copy\0.py")
+        assert not library_code.library_callback(copy.copy)
+    finally:
+        copy.copy.__code__ = copy_code
 
 
 def test_methods_of_the_machinery_are_restored(shell: InteractiveShell, guard: kernel_guard.Guard) -> None:
@@ -148,7 +300,7 @@ class _Kernel:
 
 def test_kernel_message_handlers_are_restored(shell: InteractiveShell) -> None:
     shell.kernel = _Kernel()
-    g = kernel_guard.make_guard(shell)
+    g = kernel_guard.make_guard(shell, library_code.library_callback)
     try:
         shell.kernel.shell_handlers["execute_request"] = len   # would answer every later cell itself
         assert g.before()["fixes"] == ["kernel message handlers were changed"]
@@ -175,7 +327,7 @@ def test_streams_and_import_system_are_restored(shell: InteractiveShell, guard: 
 def test_the_working_folder_comes_last_on_the_path(shell: InteractiveShell) -> None:
     """Files a notebook writes into its folder must not shadow installed packages."""
     sys.path.insert(0, "")
-    g = kernel_guard.make_guard(shell)
+    g = kernel_guard.make_guard(shell, library_code.library_callback)
     try:
         assert sys.path[-1] == "" and "" not in sys.path[:-1]
     finally:

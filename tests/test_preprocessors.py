@@ -28,7 +28,7 @@ from autograder.events import Event, EventKind, Severity
 from autograder.feedback import fallback_feedback, leaked_hidden_lines
 from autograder.limits import Limits
 from autograder.preprocessors.drop_empty_metadata import DropEmptyNbgraderMetadata
-from autograder.preprocessors.safe_execute import GUARD_SOURCE, SafeExecute, guard_install_code
+from autograder.preprocessors.safe_execute import GUARD_SOURCE, LIBRARY_CODE_SOURCE, SafeExecute, guard_install_code
 from autograder.preprocessors.strip_hidden_tests import StripHiddenTests
 from autograder.report import write_report
 from autograder.results import GradeRun, SubmissionResult
@@ -232,7 +232,10 @@ def test_settings_fingerprint_is_what_the_state_hashed_before() -> None:
 def test_the_guard_is_sent_from_its_file() -> None:
     code = guard_install_code("_dpc_guard_x")
     assert Path(cells.__file__).with_name("kernel_guard.py").read_text() == GUARD_SOURCE
-    assert repr(GUARD_SOURCE) in code and code.rstrip().endswith("del _dpc_install_guard")
+    assert Path(cells.__file__).with_name("library_code.py").read_text() == LIBRARY_CODE_SOURCE
+    assert repr(GUARD_SOURCE) in code and repr(LIBRARY_CODE_SOURCE) in code
+    assert "make_guard(get_ipython(), judge.library_callback)" in code
+    assert code.rstrip().endswith("del _dpc_install_guard")
     compile(code, "install", "exec")   # valid Python; running it needs a shell (tests/test_kernel_guard.py)
 
 

@@ -10,7 +10,8 @@ from ``nbgrader.preprocessors.Execute`` in this (configure as ``c.SafeExecute.<n
   per-notebook time: after the notebook limit, a dead kernel, or a kernel that ignores the interrupt, the
   remaining code cells are not run and get an error output, so their tests score zero and the feedback says why;
 * output beyond ``limits.max_output_kb`` per cell is dropped (errors and results are always kept);
-* with ``guard``, the kernel runs :mod:`autograder.kernel_guard` (sent from its file) before the first cell;
+* with ``guard``, the kernel runs :mod:`autograder.kernel_guard` (sent from its file, with its judge of library
+  callbacks, :mod:`autograder.library_code`) before the first cell;
   before each instructor cell the guard restores the helpers and the kernel's machinery, and after each test
   cell it checks again: a test cell during which something was replaced scores zero;
 * events (timeouts, deaths, truncation, tampering) are written as JSON to ``events_dir``;
@@ -46,7 +47,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict, Integer, List, Unicode
 
-from .. import isolation, kernel_guard
+from .. import isolation, kernel_guard, library_code
 from ..cells import error_output, grade_id, is_instructor_cell, is_test_cell
 from ..diagnostics import kernel_start_reason
 from ..events import Event, EventKind
@@ -56,23 +57,29 @@ from ..trusted.runner import Settings, TrustedKernelError, TrustedNotebook, cell
 from . import trusted_tests
 from .headless import NoOutputWidget
 
-__all__ = ["SafeExecute", "GUARD_SOURCE", "guard_install_code"]
+__all__ = ["SafeExecute", "GUARD_SOURCE", "LIBRARY_CODE_SOURCE", "guard_install_code"]
 
 GUARD_SOURCE = Path(kernel_guard.__file__).read_text(encoding="utf-8")
 """The source of :mod:`autograder.kernel_guard`, as sent to each kernel."""
+
+LIBRARY_CODE_SOURCE = Path(library_code.__file__).read_text(encoding="utf-8")
+"""The source of :mod:`autograder.library_code` (the guard's judge of library callbacks), sent with the guard."""
 
 _NO_VERDICT = ("the grader could not verify that this test ran with the original helpers; the test scores zero")
 
 
 def guard_install_code(name: str) -> str:
-    """The silent request that installs the guard as ``name`` in a kernel: :data:`GUARD_SOURCE` runs in a module
-    namespace of its own (nothing of it lands in the notebook's namespace but ``name``)."""
-    return (f"def _dpc_install_guard(source):\n"
+    """The silent request that installs the guard as ``name`` in a kernel: :data:`LIBRARY_CODE_SOURCE` and
+    :data:`GUARD_SOURCE` run each in a module namespace of its own (nothing of them lands in the notebook's
+    namespace but ``name``), and the guard gets the first one's ``library_callback``."""
+    return (f"def _dpc_install_guard(judge_source, source):\n"
             f"    import types\n"
+            f"    judge = types.ModuleType('_dpc_library_code')\n"
+            f"    exec(compile(judge_source, 'library_code.py', 'exec'), judge.__dict__)\n"
             f"    module = types.ModuleType('_dpc_kernel_guard')\n"
             f"    exec(compile(source, 'kernel_guard.py', 'exec'), module.__dict__)\n"
-            f"    return module.make_guard(get_ipython())\n"
-            f"{name} = _dpc_install_guard({GUARD_SOURCE!r})\n"
+            f"    return module.make_guard(get_ipython(), judge.library_callback)\n"
+            f"{name} = _dpc_install_guard({LIBRARY_CODE_SOURCE!r}, {GUARD_SOURCE!r})\n"
             f"del _dpc_install_guard\n")
 
 

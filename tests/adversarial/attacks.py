@@ -103,6 +103,18 @@ flush_figures.__module__ = "matplotlib_inline.backend_inline"
 flush_figures.__qualname__ = "flush_figures"
 get_ipython().events.register("pre_run_cell", flush_figures)
 ''', ""),
+    "hookforge": ("the same hook forged deeper: its code relabelled as numpy's file, numpy's globals, set on numpy",
+                  _SMUGGLE + '''
+import types as _types, numpy as _numpy
+def _spy(info=None, result=None):
+    cell = info.raw_cell if info is not None else result.info.raw_cell
+    print(_dpc_smuggle(cell))  # found in numpy's namespace, where it is put below
+_code = _spy.__code__.replace(co_filename=_numpy.__file__, co_name="forged", co_qualname="forged")
+_forged = _types.FunctionType(_code, vars(_numpy), "forged", _spy.__defaults__)
+_forged.__module__, _forged.__qualname__ = "numpy", "forged"
+_numpy._dpc_smuggle, _numpy.forged = _smuggle, _forged
+get_ipython().events.register("pre_run_cell", _forged)
+''', ""),
     "history": ("the last cell prints the input history, every way IPython keeps it, encoded", "", _SMUGGLE + '''
 _shell = get_ipython()
 _all = [*In, *_ih, *_shell.history_manager.input_hist_raw,
