@@ -422,16 +422,16 @@ def test_safe_execute_trusted_runs_test_cells_only_in_the_trusted_kernel() -> No
 
 def test_safe_execute_trusted_tampering_is_restored_not_a_verdict() -> None:
     """With the verdict in the trusted kernel, the guard restores the student's kernel before each test cell (the
-    student's functions then run with genuine helpers) but does not check after it; it sweeps once after the
-    last cell.  A patch the student's functions made when the tests called them is undone and reported; the
-    tests keep the verdicts the trusted kernel gave them."""
+    student's functions then run with genuine helpers) and checks again after the last one only.  A patch the
+    student's functions made when the tests called them is undone and reported; the tests keep the verdicts the
+    trusted kernel gave them."""
     report = {"fixes": ["numpy.isclose was replaced"], "notes": ["1 thread still running"]}
     nb = _fixture_nb()
     ex = _trusted(_FakeTrustedSide(), [report, {"fixes": [], "notes": []}, report])
     events = ex.run(nb, LIMITS_FAST)
     assert [(e.kind, e.cell) for e in events] == [(EventKind.TAMPERING_RESTORED, "t1"),
-                                                  (EventKind.TAMPERING_RESTORED, None),
-                                                  (EventKind.BACKGROUND_THREADS, None)]
+                                                  (EventKind.TAMPERING_RESTORED, "t2"),
+                                                  (EventKind.BACKGROUND_THREADS, "t2")]
     assert "numpy.isclose was replaced" in events[1].detail
     assert [c.rsplit(".", 1)[-1] for c in ex.guard_calls[1:]] == ["before()", "before()", "after()"]
     assert nb.cells[1].outputs == [] and nb.cells[3].outputs == []
@@ -439,7 +439,7 @@ def test_safe_execute_trusted_tampering_is_restored_not_a_verdict() -> None:
 
 def test_safe_execute_trusted_guards_instructor_cells_of_the_students_kernel() -> None:
     """A locked instructor cell that runs in the student's kernel (a demonstration) is guarded before and after,
-    as in one kernel; a test cell only before."""
+    as in one kernel; a test cell only before (the last one also after)."""
     demo = nbformat.v4.new_code_cell("show(x)")
     demo.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True, "grade_id": "demo",
                                  "schema_version": 3}

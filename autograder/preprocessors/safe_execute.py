@@ -22,8 +22,8 @@ from ``nbgrader.preprocessors.Execute`` in this (configure as ``c.SafeExecute.<n
   and the setup cell only (also in the trusted kernel) and never receives a test cell.  The guard then protects
   the student's kernel (what it restores, it reports) but no longer decides a verdict: it restores before each
   instructor cell (so the student's functions run with genuine helpers when a test calls them), checks after
-  those that run in the student's kernel (the setup, demonstrations), and sweeps once after the last cell
-  (what the student's functions changed when the last tests called them).  Without ``trusted``
+  those that run in the student's kernel (the setup, demonstrations) and after the last test cell (what the
+  student's functions changed when the last tests called them).  Without ``trusted``
   (``dp-course grade --single-kernel``, and ``dp-course check``) every cell runs in the student's kernel.
 """
 
@@ -190,6 +190,7 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
                 self.nb.metadata["language_info"] = info_msg["content"]["language_info"]
             side = self._open_trusted(limits) if self.trusted else None
             roles = cell_roles(self.nb) if side is not None else [None] * len(self.nb.cells)
+            last_test = max((i for i, role in enumerate(roles) if role == "test"), default=-1)
             guard_ok = not self.guard or self._install_guard()
             for index, cell in enumerate(self.nb.cells):
                 if cell.cell_type != "code" or not cell.source.strip():
@@ -218,14 +219,12 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
                                         f"({failure[:200]}); the tests may fail", cell_id)
                 if stopped is not None:
                     continue
-                if guarded and guard_ok and not in_trusted:
+                if guarded and guard_ok and (not in_trusted or index == last_test):
                     guard_ok = self._guard_after(cell, cell_id, verdict=side is None)
                 elif self.guard and is_test_cell(cell) and not guard_ok and side is None:
                     cell.outputs.append(error_output("GradingIntegrityError", _NO_VERDICT))
             if side is not None:
                 self._trusted_stats = side.close()
-                if self.guard and guard_ok and stopped is None:
-                    self._guard_sweep()
 
     # ---- test cells in the trusted kernel -------------------------------------------------------
 
@@ -326,21 +325,6 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         if res["notes"] and is_test_cell(cell):
             self._event(EventKind.BACKGROUND_THREADS, "; ".join(res["notes"]), cell_id)
         return True
-
-    def _guard_sweep(self) -> None:
-        """After the last cell of a notebook whose tests ran in the trusted kernel: restore what the student's
-        functions changed when the last tests called them, and report it (the guard restores before each test
-        cell, but does not check after it: the test ran in the trusted kernel, and its verdict does not depend
-        on the student's kernel)."""
-        res = self._guard_call(f"{self._guard_name}.after()", 10)
-        if res is None:
-            self._event(EventKind.GUARD_FAILED, "the test guard did not answer after the last cell")
-            return
-        if res["fixes"]:
-            self._event(EventKind.TAMPERING_RESTORED, "found after the last cell (changed while the tests called "
-                        "the notebook's functions): " + "; ".join(res["fixes"]))
-        if res["notes"]:
-            self._event(EventKind.BACKGROUND_THREADS, "; ".join(res["notes"]))
 
     async def _async_guard_call(self, code: str, timeout: float, report: bool = True) -> dict[str, Any] | None:
         """Run trusted code silently in the kernel; return the guard's report, or None if it failed.
