@@ -317,9 +317,10 @@ class TrustedKernel:
         return TrustedNotebook(self, _executor(nb, self.km, self.kc, settings, resources), settings)
 
     def _files_dir(self) -> Path:
-        """A fresh, empty folder for the next notebook's test cells (the previous notebook's is removed)."""
-        if self.notebooks:
-            shutil.rmtree(self._dir / f"files-{self.notebooks - 1}", ignore_errors=True)
+        """A fresh, empty folder for the next notebook's test cells (the previous notebook's, and what a failed
+        start on this one left, are removed)."""
+        for n in (self.notebooks - 1, self.notebooks):
+            shutil.rmtree(self._dir / f"files-{n}", ignore_errors=True)
         return self._dir / f"files-{self.notebooks}"
 
     def shutdown(self) -> None:
