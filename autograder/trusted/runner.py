@@ -40,6 +40,7 @@ from nbformat import NotebookNode
 from nbgrader import utils as nbutils
 
 from ..kernels import copy_workdir
+from ..limits import Limits as GradingLimits
 from ..preprocessors import headless
 from . import agent, codec, loader, session
 
@@ -60,8 +61,10 @@ class Settings:
     """Knobs of a two-kernel execution.
 
     Attributes:
-        cell_timeout: seconds one cell may run (a test cell: its own code plus its calls).
-        notebook_timeout: seconds the whole notebook may run; later cells are not run.
+        cell_timeout: seconds one cell may run (a test cell: its own code plus its calls); by default the
+            grader's (:class:`autograder.limits.Limits`).
+        notebook_timeout: seconds the whole notebook may run; later cells are not run; by default the
+            grader's.
         call_margin: the calls of a test cell must end this long before the cell's limit, so that the
             test fails with the proxy's timeout message rather than nbclient's interrupt.
         interrupt_grace: seconds the student's kernel has to answer after an interrupt.
@@ -72,8 +75,8 @@ class Settings:
         allow_errors: nbclient's ``allow_errors`` for both kernels (nbgrader grades with True).
     """
 
-    cell_timeout: float = 60.0
-    notebook_timeout: float = 600.0
+    cell_timeout: float = GradingLimits.cell_timeout
+    notebook_timeout: float = GradingLimits.notebook_timeout
     call_margin: float = 2.0
     interrupt_grace: float = 5.0
     heartbeat_seconds: float = 3.0
