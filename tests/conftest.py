@@ -16,6 +16,7 @@ import matplotlib
 import pytest
 from hypothesis import HealthCheck, settings
 
+from adversarial import hostile
 from autograder import isolation
 
 matplotlib.use("Agg")
@@ -77,6 +78,13 @@ def grading_sandbox() -> str:
 # modules import those, never each other.
 
 from strategies import PLD_KINDS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory: pytest.TempPathFactory) -> hostile.Toy:
+    """The toy assignment (``autograder.demo.write_synthetic_assignment``), a course built from it, its full
+    solution and release notebooks: built once per test module."""
+    return hostile.toy(tmp_path_factory.mktemp("toy"))
 
 
 @pytest.fixture(scope="session", params=sorted(PLD_KINDS))

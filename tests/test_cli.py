@@ -62,11 +62,6 @@ def test_bad_arguments_exit_2(argv, code, message, capsys):
     assert message in capsys.readouterr().err
 
 
-@pytest.fixture(scope="module")
-def toy(tmp_path_factory):
-    return hostile.toy(tmp_path_factory.mktemp("cli"))
-
-
 def test_grade_and_check_commands(toy, tmp_path, capsys, monkeypatch, grading_sandbox):
     sols, crs, full, release = toy
     subs = tmp_path / "subs"

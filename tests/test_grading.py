@@ -21,7 +21,6 @@ from typing import Any
 import nbformat
 import pytest
 from nbconvert import HTMLExporter
-from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook
 from traitlets.config.loader import PyFileConfigLoader
 
@@ -44,25 +43,14 @@ HIDDEN_CODE = ["laplace_scale(3.0, 0.25)", "rr_keep_probability(math.log(3.0))",
 Graded = tuple[Path, Path, GradeRun]
 
 
-@pytest.fixture(scope="module")
-def toy(tmp_path_factory: pytest.TempPathFactory) -> hostile.Toy:
-    return hostile.toy(tmp_path_factory.mktemp("toy"))
-
-
-def _write(path: Path, nb: NotebookNode | str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(nb if isinstance(nb, str) else nbformat.writes(nb))
-    return path
-
-
 # --------------------------------------------------------------------------------------------------------
 # A grading run, end to end
 
 
 def _class(toy: hostile.Toy, dest: Path) -> Path:
-    _write(dest / f"alice_{NAME}.ipynb", toy.full)
-    _write(dest / f"bob_{NAME}.ipynb", toy.release)
-    _write(dest / f"carol_{NAME}.ipynb", cells.set_answer(toy.full, "ex2_answer", WRONG_EX2))
+    hostile.write_notebook(dest / f"alice_{NAME}.ipynb", toy.full)
+    hostile.write_notebook(dest / f"bob_{NAME}.ipynb", toy.release)
+    hostile.write_notebook(dest / f"carol_{NAME}.ipynb", cells.set_answer(toy.full, "ex2_answer", WRONG_EX2))
     return dest
 
 
@@ -180,8 +168,8 @@ def test_rerun_grades_only_new_or_changed(toy: hostile.Toy, graded: Graded, tmp_
     assert again.graded_now == 0 and again.skipped == 3
     assert {r.student: r.exercises for r in again.results} == before
     # carol fixes exercise 2, dan hands in late: only those two are graded
-    _write(work / f"carol_{NAME}.ipynb", toy.full)
-    _write(work / f"dan_{NAME}.ipynb", toy.full)
+    hostile.write_notebook(work / f"carol_{NAME}.ipynb", toy.full)
+    hostile.write_notebook(work / f"dan_{NAME}.ipynb", toy.full)
     third = grade(work, out, solutions_dir=toy.solutions, workers=2, limits=LIMITS, progress=False,
                   sandbox_mode=grading_sandbox)
     assert third.graded_now == 2 and third.skipped == 2
@@ -203,7 +191,7 @@ def test_regrade_keeps_manual_grades_for_review(toy: hostile.Toy, graded: Graded
     work = tmp_path / "subs"
     shutil.copytree(subs, work)
     wrong_ex3 = "def count_above(v, t):\n    return 0"
-    _write(work / f"alice_{NAME}.ipynb", cells.set_answer(toy.full, "ex3_answer", wrong_ex3))
+    hostile.write_notebook(work / f"alice_{NAME}.ipynb", cells.set_answer(toy.full, "ex3_answer", wrong_ex3))
     again = grade(work, out, solutions_dir=toy.solutions, workers=1, limits=LIMITS, progress=False,
                   sandbox_mode=grading_sandbox)
     alice = next(r for r in again.results if r.student == "alice")
@@ -236,7 +224,8 @@ def test_real_lectures_full_solutions_get_full_marks(tmp_path: Path, grading_san
     subs = tmp_path / "subs"
     for name in lectures:
         source = nbformat.read(course.SOLUTIONS_DIR / name / f"{name}.ipynb", as_version=4)
-        _write(subs / f"ada_{name}.ipynb", cells.full_solution(cells.student_version(scratch, name), source))
+        full = cells.full_solution(cells.student_version(scratch, name), source)
+        hostile.write_notebook(subs / f"ada_{name}.ipynb", full)
     run = grade(subs, tmp_path / "out", workers=2, limits=Limits(cell_timeout=60, notebook_timeout=300),
                 progress=False, sandbox_mode=grading_sandbox)
     assert {r.assignment for r in run.results} == set(lectures)
@@ -287,7 +276,7 @@ def test_hidden_tests_follow_the_configured_delimiters(secret_delimiters: Path, 
 def test_feedback_strips_hidden_tests_with_configured_delimiters(toy: hostile.Toy, secret_delimiters: Path,
                                                                  tmp_path: Path, grading_sandbox: str) -> None:
     subs = tmp_path / "subs"
-    _write(subs / f"carol_{NAME}.ipynb", cells.set_answer(toy.full, "ex2_answer", WRONG_EX2))
+    hostile.write_notebook(subs / f"carol_{NAME}.ipynb", cells.set_answer(toy.full, "ex2_answer", WRONG_EX2))
     run = grade(subs, tmp_path / "out", solutions_dir=secret_delimiters, workers=1, limits=LIMITS, progress=False,
                 sandbox_mode=grading_sandbox)
     (carol,) = run.results
@@ -317,8 +306,8 @@ def test_trusted_test_cells_read_the_assignments_data_files(tmp_path: Path, grad
     (sols / NAME / "reference.json").write_text(json.dumps({"scale": 2.0}))
     full, _release = hostile.make_full(course.make_course(tmp_path / "built", [NAME], solutions_dir=sols), sols)
     subs = tmp_path / "subs"
-    _write(subs / f"alice_{NAME}.ipynb", full)
-    _write(subs / f"carol_{NAME}.ipynb", cells.set_answer(full, "ex2_answer", WRONG_EX2))
+    hostile.write_notebook(subs / f"alice_{NAME}.ipynb", full)
+    hostile.write_notebook(subs / f"carol_{NAME}.ipynb", cells.set_answer(full, "ex2_answer", WRONG_EX2))
     run = grade(subs, tmp_path / "out", solutions_dir=sols, workers=1, limits=LIMITS, progress=False,
                 sandbox_mode=grading_sandbox)
     assert {r.student: _auto(r) for r in run.results} == {s: EXPECTED[s] for s in ("alice", "carol")}
@@ -338,9 +327,9 @@ def test_no_sandbox_keeps_the_course_directory_from_student_code(toy: hostile.To
     body = (f"for _p in {[str(p) for p in targets]!r}:\n    try:\n        with open(_p, 'a') as _f:\n"
             "            _f.write('pwned')\n        hits.append(_p)\n    except OSError:\n        pass")
     subs = tmp_path / "subs"
-    _write(subs / f"alice_{NAME}.ipynb", full)
-    _write(subs / f"vandal_{NAME}.ipynb", cells.set_answer(full, "ex1_answer", hostile.probe_code("VANDAL:", body),
-                                                         mode="prepend"))
+    hostile.write_notebook(subs / f"alice_{NAME}.ipynb", full)
+    vandal = cells.set_answer(full, "ex1_answer", hostile.probe_code("VANDAL:", body), mode="prepend")
+    hostile.write_notebook(subs / f"vandal_{NAME}.ipynb", vandal)
     info = isolation.probe("none")
     refusal = isolation.grading_refusal(info, "none")
     if refusal:  # a root grader that cannot move kernels to a dedicated uid: it refuses instead

@@ -19,7 +19,6 @@ from pathlib import Path
 import nbformat
 import pytest
 from hypothesis import given, settings, strategies as st
-from nbformat.notebooknode import NotebookNode
 
 from adversarial import hostile
 from autograder import cells, demo, disk_watch, isolation
@@ -31,17 +30,6 @@ from autograder.review import changed_test_cells, suspicious_lines
 from autograder.untrusted_files import SymlinkFound, UnreadableFile, read_no_follow
 
 NAME = demo.SYNTHETIC_NAME
-
-
-@pytest.fixture(scope="module")
-def toy(tmp_path_factory: pytest.TempPathFactory) -> hostile.Toy:
-    return hostile.toy(tmp_path_factory.mktemp("toy"))
-
-
-def _write(path: Path, nb: NotebookNode | str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(nb if isinstance(nb, str) else nbformat.writes(nb))
-    return path
 
 
 @pytest.mark.parametrize("prefix,student", [
@@ -90,8 +78,8 @@ def test_every_file_is_graded_or_reported(specs: list[tuple[str, bool, str]]) ->
 
 
 def test_nbgrader_layout(toy: hostile.Toy, tmp_path: Path) -> None:
-    _write(tmp_path / "submitted" / "alice" / NAME / f"{NAME}.ipynb", toy.full)
-    _write(tmp_path / "submitted" / "bob" / NAME / f"{NAME}.ipynb", toy.release)
+    hostile.write_notebook(tmp_path / "submitted" / "alice" / NAME / f"{NAME}.ipynb", toy.full)
+    hostile.write_notebook(tmp_path / "submitted" / "bob" / NAME / f"{NAME}.ipynb", toy.release)
     (tmp_path / "submitted" / "bob" / NAME / "timestamp.txt").write_text("2025-01-01 10:00:00")
     intake = collect_submissions(tmp_path, notebook_names(toy.solutions))   # the course folder holding submitted/
     assert [(f.student, f.assignment, f.notebook) for f in intake.files] == [
@@ -109,10 +97,10 @@ def test_flat_lms_layout_and_unmatched_files(toy: hostile.Toy, tmp_path: Path) -
         f"Erin Li_777_assignsubmission_file/{NAME}.ipynb": "Erin_Li",      # Moodle: one folder per student
     }
     for rel in names:
-        _write(tmp_path / rel, toy.full)
+        hostile.write_notebook(tmp_path / rel, toy.full)
     (tmp_path / "README.txt").write_text("hello")
-    _write(tmp_path / "notes.ipynb", toy.full)
-    _write(tmp_path / f"{NAME}.ipynb", toy.full)
+    hostile.write_notebook(tmp_path / "notes.ipynb", toy.full)
+    hostile.write_notebook(tmp_path / f"{NAME}.ipynb", toy.full)
     os.symlink("/etc/passwd", tmp_path / f"frank_{NAME}.ipynb")
     intake = collect_submissions(tmp_path, notebook_names(toy.solutions))
     got = {f.origin: f.student for f in intake.files if f.student != "frank"}
@@ -145,8 +133,8 @@ def test_zip_of_either_layout_and_unsafe_members(toy: hostile.Toy, tmp_path: Pat
 
 
 def test_duplicates_keep_the_newest(toy: hostile.Toy, tmp_path: Path) -> None:
-    old = _write(tmp_path / f"alice_{NAME}.ipynb", toy.release)
-    new = _write(tmp_path / f"alice_resubmission_{NAME}.ipynb", toy.full)
+    old = hostile.write_notebook(tmp_path / f"alice_{NAME}.ipynb", toy.release)
+    new = hostile.write_notebook(tmp_path / f"alice_resubmission_{NAME}.ipynb", toy.full)
     os.utime(old, (time.time() - 3600, time.time() - 3600))
     intake = collect_submissions(tmp_path, notebook_names(toy.solutions))
     assert [f.origin for f in intake.files] == [new.name]
@@ -158,7 +146,7 @@ def test_broken_files_are_flagged_not_opened(toy: hostile.Toy, tmp_path: Path) -
     (tmp_path / f"jsonish_{NAME}.ipynb").write_text('{"hello": "world"}')
     (tmp_path / f"latin_{NAME}.ipynb").write_bytes(b"\xff\xfe\x00")
     big = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("x" * 30_000)])
-    _write(tmp_path / f"whale_{NAME}.ipynb", big)
+    hostile.write_notebook(tmp_path / f"whale_{NAME}.ipynb", big)
     intake = collect_submissions(tmp_path, notebook_names(toy.solutions), limits=Limits(max_notebook_mb=0.02))
     kinds = {f.student: f.problem_kind for f in intake.files}
     assert kinds == {"garbled": EventKind.INVALID_JSON, "jsonish": EventKind.NOT_A_NOTEBOOK,
@@ -168,7 +156,7 @@ def test_broken_files_are_flagged_not_opened(toy: hostile.Toy, tmp_path: Path) -
 
 
 def test_student_pattern_overrides_the_rules(toy: hostile.Toy, tmp_path: Path) -> None:
-    _write(tmp_path / f"zed-hw-{NAME}.ipynb", toy.full)
+    hostile.write_notebook(tmp_path / f"zed-hw-{NAME}.ipynb", toy.full)
     intake = collect_submissions(tmp_path, notebook_names(toy.solutions), student_pattern=r"^(?P<student>[a-z]+)-")
     assert [f.student for f in intake.files] == ["zed"]
     with pytest.raises(ValueError, match="student_pattern must contain a named group"):
@@ -256,7 +244,7 @@ def test_absurd_member_counts_and_truncated_archives(toy: hostile.Toy, tmp_path:
         collect_submissions(cut, notebook_names(toy.solutions), extract_dir=tmp_path / "y")
     # inside a folder, a student's (truncated) zip is that student's bad submission; the batch goes on
     folder = tmp_path / "folder"
-    _write(folder / f"alice_{NAME}.ipynb", toy.full)
+    hostile.write_notebook(folder / f"alice_{NAME}.ipynb", toy.full)
     (folder / f"bob_{NAME}.zip").write_bytes(cut.read_bytes())
     intake = collect_submissions(folder, notebook_names(toy.solutions))
     assert {f.student: f.problem_kind for f in intake.files} == {"alice": None, "bob": EventKind.NOT_A_NOTEBOOK}
@@ -290,13 +278,13 @@ def test_a_zip_declaring_too_many_members_is_refused_unread(toy: hostile.Toy, tm
 
 def test_no_symlink_is_followed(toy: hostile.Toy, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
-    _write(outside / "carol" / NAME / f"{NAME}.ipynb", toy.full)
+    hostile.write_notebook(outside / "carol" / NAME / f"{NAME}.ipynb", toy.full)
     (outside / "secret.txt").write_text("2099-01-01 00:00:00 secret")
     subs = tmp_path / "course" / "submitted"
-    _write(subs / "alice" / NAME / f"{NAME}.ipynb", toy.full)
+    hostile.write_notebook(subs / "alice" / NAME / f"{NAME}.ipynb", toy.full)
     os.symlink(outside / "secret.txt", subs / "alice" / NAME / "timestamp.txt")      # a side file
     os.symlink(outside / "carol", subs / "carol")                                     # a folder mid-path
-    _write(subs / "dan" / NAME / f"{NAME}.ipynb", toy.full)
+    hostile.write_notebook(subs / "dan" / NAME / f"{NAME}.ipynb", toy.full)
     intake = collect_submissions(tmp_path / "course", notebook_names(toy.solutions), extract_dir=tmp_path / "x")
     assert [(f.student, f.problem_kind, f.timestamp) for f in intake.files] == [
         ("alice", None, None), ("dan", None, None)]
@@ -315,12 +303,14 @@ def test_no_symlink_is_followed(toy: hostile.Toy, tmp_path: Path) -> None:
 
 
 def test_student_names_keep_accents_and_collisions_are_graded_apart(toy: hostile.Toy, tmp_path: Path) -> None:
-    old = _write(tmp_path / f"Jose\u0301_{NAME}.ipynb", toy.release)      # NFD (a macOS zip): same student ...
-    _write(tmp_path / f"José_v2_{NAME}.ipynb", toy.full)                  # ... as NFC José
+    # NFD (a macOS zip): same student ...
+    old = hostile.write_notebook(tmp_path / f"Jose\u0301_{NAME}.ipynb", toy.release)
+    hostile.write_notebook(tmp_path / f"José_v2_{NAME}.ipynb", toy.full)                  # ... as NFC José
     os.utime(old, (time.time() - 3600, time.time() - 3600))
-    _write(tmp_path / f"Jose_{NAME}.ipynb", toy.full)                    # another student
-    _write(tmp_path / f"Jane Doe_1_assignsubmission_file_{NAME}.ipynb", toy.full)
-    _write(tmp_path / f"Jane:Doe_{NAME}.ipynb", toy.full)                # another name, the same safe id
+    hostile.write_notebook(tmp_path / f"Jose_{NAME}.ipynb", toy.full)                    # another student
+    hostile.write_notebook(tmp_path / f"Jane Doe_1_assignsubmission_file_{NAME}.ipynb", toy.full)
+    # another name, the same safe id
+    hostile.write_notebook(tmp_path / f"Jane:Doe_{NAME}.ipynb", toy.full)
     intake = collect_submissions(tmp_path, notebook_names(toy.solutions))
     students = sorted(f.student for f in intake.files)
     assert len(students) == 4 and "José" in students and "Jose" in students

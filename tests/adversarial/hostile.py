@@ -64,6 +64,13 @@ class Toy(NamedTuple):
     release: NotebookNode
 
 
+def write_notebook(path: Path, nb: NotebookNode | str) -> Path:
+    """Write ``nb`` (a notebook, or its text as is) to ``path``, creating its folder; ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(nb if isinstance(nb, str) else nbformat.writes(nb))
+    return path
+
+
 def _nb(nb: NotebookNode) -> bytes:
     return nbformat.writes(nb).encode()
 
