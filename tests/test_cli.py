@@ -12,7 +12,6 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from adversarial import hostile
 from autograder import cli, course, demo, isolation
 
 pytestmark = pytest.mark.xdist_group("cli")  # shares module fixtures: one xdist worker
