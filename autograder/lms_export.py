@@ -40,7 +40,7 @@ def lms_table(standings: Sequence[Standing]) -> list[list[str]]:
     for st in standings:
         by_student.setdefault(st.student, {})[st.assignment] = st
     rows = [["student_id", "lms_user_id", "name", "first_name", "last_name", "email", *lectures, "pending", "late"]]
-    for student in sorted(by_student):
+    for student in sorted(by_student, key=lambda s: (s.casefold(), s)):
         mine = by_student[student]
         any_st = next(iter(mine.values()))
         cells = []

@@ -65,7 +65,7 @@ def grade_rows(standings: Sequence[Standing], results: Sequence[SubmissionResult
     """
     by_key = {(r.student, r.assignment): r for r in results}
     rows: list[tuple[str, ...]] = [TABLE_COLUMNS]
-    for st in sorted(standings, key=lambda s: (s.assignment, s.student)):
+    for st in sorted(standings, key=lambda s: (s.assignment, s.student.casefold(), s.student)):
         r = by_key.get((st.student, st.assignment))
         notes = sorted({e.title for e in r.events if e.kind.reported and e.kind is not EventKind.LATE}) if r else []
         rows.append((st.student, st.assignment, "" if st.score is None else f"{st.score:g}", f"{st.max_score:g}",

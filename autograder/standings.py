@@ -121,7 +121,7 @@ def read_standings(db: Path) -> list[Standing]:
     out: list[Standing] = []
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{db}") as gb:
         warnings.simplefilter("ignore", SAWarning)
-        students = sorted(gb.students, key=lambda s: s.id)
+        students = sorted(gb.students, key=lambda s: (s.id.casefold(), s.id))
         for assignment in sorted(gb.assignments, key=lambda a: a.name):
             if not assignment.submissions:
                 continue
@@ -193,7 +193,7 @@ def long_rows(standings: Iterable[Standing]) -> list[list[str]]:
     """The rows of ``grades.csv`` (header first): nbgrader's long format, one row per student and lecture, with
     the scores **blank** (status ``not submitted``) for a lecture the student did not submit."""
     rows = [list(LONG_COLUMNS)]
-    for st in sorted(standings, key=lambda s: (s.assignment, s.student)):
+    for st in sorted(standings, key=lambda s: (s.assignment, s.student.casefold(), s.student)):
         rows.append([st.assignment, st.duedate.isoformat() if st.duedate else "",
                      st.timestamp.isoformat() if st.timestamp else "", st.student, st.last_name, st.first_name,
                      st.email, st.lms_user_id, _num(st.raw_score), _num(st.late_penalty if st.submitted else None),
