@@ -401,7 +401,7 @@ def preview_submissions(src: Path, notebooks: dict[str, list[str]], student_patt
 
 def _times_and_lms(f: SubmissionFile, layout: str, due: Mapping[str, dt.datetime] | None) -> None:
     """The LMS id, the submission time (nbgrader's ``timestamp.txt``, else the file's LMS time) and lateness."""
-    info = lms_info(f.origin) if layout != "nbgrader" else None
+    info = lms_info(f.origin, f.notebook) if layout != "nbgrader" else None
     if info is not None:
         f.lms_user_id = info.user_id
         if f.timestamp is None and f.mtime > 0:

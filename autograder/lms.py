@@ -38,16 +38,21 @@ class LmsInfo:
     late: bool = False
 
 
-def lms_info(rel: str) -> LmsInfo:
+def lms_info(rel: str, notebook: str = "") -> LmsInfo:
     """The LMS id and late marker in a submission's path ``rel`` (``/``-separated): the file name first, then
-    the folders it is in (Moodle's one folder per participant).
+    the folders it is in (Moodle's one folder per participant).  With ``notebook`` (the notebook's name), only
+    the part of the file name before it is read, so a name that starts with digits (``03_...``) is never taken
+    for an id.
 
     >>> lms_info("Zoë Ñúñez_12345_assignsubmission_file_/03_simulation_lemma.ipynb")
     LmsInfo(system='moodle', user_id='12345', late=False)
     >>> lms_info("nunezzoe_LATE_4321_998877_03_simulation_lemma-1.ipynb")
     LmsInfo(system='canvas', user_id='4321', late=True)
     """
-    parts = PurePosixPath(rel).parts
+    parts = list(PurePosixPath(rel).parts)
+    if parts and notebook:
+        at = parts[-1].lower().rfind(notebook.lower())
+        parts[-1] = parts[-1][:at] if at >= 0 else parts[-1]
     for part in reversed(parts):
         m = _MOODLE.match(part)
         if m:

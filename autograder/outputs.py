@@ -126,7 +126,7 @@ def refresh(output_dir: Path, run: GradeRun | None = None) -> GradeRun:
     ids: dict[tuple[str, str], LmsInfo] = {}
     for r in run.results:
         for origin in r.files:
-            info = lms_info(origin)
+            info = lms_info(origin, r.assignment)
             if info.system:
                 ids[(r.student, r.assignment)] = info
     run.grades_csv = export_grades(out / "course", out / "grades.csv", standings)
