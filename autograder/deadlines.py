@@ -12,10 +12,26 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 from nbgrader.api import Gradebook
+from nbgrader.utils import parse_utc
 
-__all__ = ["parse_due", "to_utc", "store_due_dates", "due_dates", "utc_stamp"]
+from .events import EventKind
+from .lms import lms_info
+
+__all__ = ["parse_due", "to_utc", "store_due_dates", "due_dates", "utc_stamp", "stamp_and_flag"]
+
+
+class _File(Protocol):
+    origin: str
+    notebook: str
+    assignment: str
+    mtime: float
+    timestamp: str | None
+    lms_user_id: str
+    late: bool
+    flags: list[tuple[EventKind, str]]
 
 
 def to_utc(when: dt.datetime) -> dt.datetime:
@@ -65,3 +81,45 @@ def due_dates(db: Path) -> dict[str, dt.datetime]:
 def utc_stamp(epoch: float) -> str:
     """An epoch time as nbgrader's ``timestamp.txt`` text (ISO 8601, UTC)."""
     return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat()
+
+
+def stamp_and_flag(f: _File, layout: str, due: Mapping[str, dt.datetime] | None) -> None:
+    """Set a submitted file's LMS id and time and flag it late.
+
+    Outside nbgrader's layout the file name's LMS id is kept (:func:`autograder.lms.lms_info`) and, without
+    nbgrader's ``timestamp.txt``, the file's time (a zip member's date, a file's modification time) becomes the
+    submission time.  The file is late (``f.late``, an :attr:`~autograder.events.EventKind.LATE` flag) when
+    Canvas marked it ``LATE`` or its time is after ``due[f.assignment]`` (naive UTC).
+    """
+    info = lms_info(f.origin, f.notebook) if layout != "nbgrader" else None
+    if info is not None:
+        f.lms_user_id = info.user_id
+        if f.timestamp is None and f.mtime > 0:
+            f.timestamp = utc_stamp(f.mtime)
+        if info.late:
+            f.late = True
+            f.flags.append((EventKind.LATE, f"{f.origin}: marked LATE by {info.system.capitalize()}"))
+            return
+    when = None
+    if f.timestamp:
+        try:
+            when = parse_utc(f.timestamp)
+        except (ValueError, OverflowError, TypeError):
+            f.flags.append((EventKind.LATE, f"{f.origin}: the submission time {f.timestamp!r} cannot be read; "
+                            "lateness unknown"))
+            return
+    deadline = (due or {}).get(f.assignment)
+    if when is not None and deadline is not None and when > deadline:
+        f.late = True
+        late_by = when - deadline
+        f.flags.append((EventKind.LATE, f"{f.origin}: submitted {when:%Y-%m-%d %H:%M} UTC, {_span(late_by)} after "
+                        f"the due date {deadline:%Y-%m-%d %H:%M} UTC"))
+
+
+def _span(delta: dt.timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    if seconds >= 86400:
+        return f"{seconds / 86400:.1f} days"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{max(1, seconds // 60)} min"

@@ -20,13 +20,9 @@ submissions folder (or zip) against the assignments' notebook names (:func:`note
   graded;
 * **student ids** (:func:`student_id`): Unicode letters are kept (NFC-normalised, case and accents preserved);
   two different names that still give the same id are both graded, under ids made distinct, and flagged;
-* **duplicates**: the newest file per (student, assignment, notebook) is graded, the others listed; between
-  copies of equal time, the highest copy number (``x (2).ipynb`` > ``x (1).ipynb`` / ``x-1.ipynb`` > ``x.ipynb``,
-  :func:`autograder.lms.copy_number`) wins;
-* **LMS ids and times** (:mod:`autograder.lms`): Moodle's participant id and Canvas's user id are kept from the
-  file name (``lms_user_id``); a submission's time is nbgrader's ``timestamp.txt``, else the LMS's time of the
-  file (a zip member's date, a file's modification time); a file after its lecture's due date, or marked
-  ``LATE`` by Canvas, is flagged late (:attr:`~autograder.events.EventKind.LATE`);
+* **duplicates**: the newest file per (student, assignment, notebook) is graded, the others listed; at equal
+  times the highest copy number wins (``x (1).ipynb`` / ``x-1.ipynb`` over ``x.ipynb``);
+* **LMS ids, times, lateness**: :func:`autograder.deadlines.stamp_and_flag`;
 * **validity**: files that are not UTF-8 JSON, or not notebooks, get a problem
   (:class:`~autograder.events.EventKind`) and are graded as the untouched release notebook (zero); the others
   are reviewed (:mod:`autograder.review`).
@@ -47,21 +43,19 @@ from pathlib import Path, PurePosixPath
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
-from nbgrader.utils import parse_utc
 
 from .course import SOLUTIONS_DIR, assignments as list_assignments
-from .deadlines import utc_stamp
+from .deadlines import stamp_and_flag
 from .events import EventKind
 from .limits import Limits
-from .lms import copy_number, lms_info
+from .lms import copy_number
 from .review import changed_test_cells, suspicious_lines
-from .student_ids import assign_ids, name_of, prefix_name, student_from_prefix, student_id
+from .student_ids import assign_ids, compile_pattern, name_of, prefix_name, student_from_prefix, student_id
 from .untrusted_files import (SymlinkFound, UnreadableFile, check_zip_directory, is_symlink_member, read_member,
                               read_no_follow)
 
 __all__ = ["SubmissionFile", "Intake", "MAX_MEMBERS", "notebook_names", "student_id", "student_from_prefix",
-           "check_notebook_bytes", "collect_submissions", "MAX_EXTRACTED_BYTES", "preview_submissions",
-           "compile_pattern"]
+           "check_notebook_bytes", "collect_submissions", "MAX_EXTRACTED_BYTES", "preview_submissions"]
 
 MAX_MEMBERS = 20_000
 """Files read from one submissions folder (the rest are listed as unmatched); a zip of submissions that declares
@@ -327,26 +321,6 @@ def _timestamp(base: Path, rel: str, f: SubmissionFile) -> None:
         pass  # no timestamp.txt (or not a file): no submission time
 
 
-def compile_pattern(student_pattern: str | None) -> re.Pattern[str] | None:
-    """``student_pattern`` compiled, or ``None`` when not given.
-
-    Raises:
-        ValueError: not a regular expression, or without a ``(?P<student>...)`` group; the message names
-            ``--student-pattern`` and the value given.
-    """
-    if not student_pattern:
-        return None
-    try:
-        pattern = re.compile(student_pattern)
-    except re.error as exc:
-        raise ValueError(f"student_pattern must be a regular expression (--student-pattern) with a named group "
-                         f"(?P<student>...), got {student_pattern!r}, which is not valid: {exc}") from None
-    if "student" not in pattern.groupindex:
-        raise ValueError(f"student_pattern must contain a named group (?P<student>...) (--student-pattern), "
-                         f"got {student_pattern!r}")
-    return pattern
-
-
 def preview_submissions(src: Path, notebooks: dict[str, list[str]], student_pattern: str | None = None,
                         max_members: int = MAX_MEMBERS) -> int:
     """Check, from the names alone and before any set-up work, that ``src`` holds something to grade.
@@ -397,42 +371,6 @@ def preview_submissions(src: Path, notebooks: dict[str, list[str]], student_patt
                          f"({', '.join(expected[:8])}{' ...' if len(expected) > 8 else ''}) named after a student"
                          f"{' as --student-pattern says' if pattern else ''}; {str(src)!r} holds {listed}")
     return found
-
-
-def _times_and_lms(f: SubmissionFile, layout: str, due: Mapping[str, dt.datetime] | None) -> None:
-    """The LMS id, the submission time (nbgrader's ``timestamp.txt``, else the file's LMS time) and lateness."""
-    info = lms_info(f.origin, f.notebook) if layout != "nbgrader" else None
-    if info is not None:
-        f.lms_user_id = info.user_id
-        if f.timestamp is None and f.mtime > 0:
-            f.timestamp = utc_stamp(f.mtime)
-        if info.late:
-            f.late = True
-            f.flags.append((EventKind.LATE, f"{f.origin}: marked LATE by {info.system.capitalize()}"))
-            return
-    when = None
-    if f.timestamp:
-        try:
-            when = parse_utc(f.timestamp)
-        except (ValueError, OverflowError, TypeError):
-            f.flags.append((EventKind.LATE, f"{f.origin}: the submission time {f.timestamp!r} cannot be read; "
-                            "lateness unknown"))
-            return
-    deadline = (due or {}).get(f.assignment)
-    if when is not None and deadline is not None and when > deadline:
-        f.late = True
-        late_by = when - deadline
-        f.flags.append((EventKind.LATE, f"{f.origin}: submitted {when:%Y-%m-%d %H:%M} UTC, {_span(late_by)} after "
-                        f"the due date {deadline:%Y-%m-%d %H:%M} UTC"))
-
-
-def _span(delta: dt.timedelta) -> str:
-    seconds = int(delta.total_seconds())
-    if seconds >= 86400:
-        return f"{seconds / 86400:.1f} days"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    return f"{max(1, seconds // 60)} min"
 
 
 def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: Limits = Limits(),
@@ -545,7 +483,7 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
                         _too_large(f, limits, declared=False)
             if zf is None and found[3] == "nbgrader":
                 _timestamp(base, entry.rel, f)
-            _times_and_lms(f, found[3], due)
+            stamp_and_flag(f, found[3], due)
     finally:
         if zf is not None:
             zf.close()

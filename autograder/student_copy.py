@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import tomllib
 from pathlib import Path
 
 from .course import REPO_ROOT
@@ -27,6 +28,7 @@ STUDENT_FILES = ("notebooks", "dp_course", "pyproject.toml", "run.py", "environm
                  "docs/errata.md")
 """What the copy takes from the repository (paths relative to it)."""
 
+_TABLE = re.compile(r"^\[\[?[^\]\n]+\]\]?\s*$")
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", ".*")
 
 _README = """\
@@ -61,14 +63,21 @@ def student_pyproject(text: str) -> str:
     Raises:
         ValueError: the text does not have the sections this expects (the repository's file changed shape).
     """
-    out = text
-    out, n = re.subn(r'include = \["dp_course\*", "autograder\*"\]', 'include = ["dp_course*"]', out)
-    out, m = re.subn(r"\n\[project\.scripts\]\n[^\[]*", "\n", out)
-    out, k = re.subn(r"\n\[tool\.setuptools\.package-data\]\n[^\[]*", "\n", out)
-    if not (n and m and k):
+    dropped = ("[project.scripts]", "[tool.setuptools.package-data]")
+    lines: list[str] = []
+    skipping, found = False, set[str]()
+    for line in text.splitlines(keepends=True):
+        if _TABLE.match(line):
+            skipping = line.strip() in dropped
+            found |= {line.strip()} if skipping else set()
+        if not skipping:
+            lines.append(line)
+    out, n = re.subn(r'include = \["dp_course\*", "autograder\*"\]', 'include = ["dp_course*"]', "".join(lines))
+    if not n or found != set(dropped):
         raise ValueError("pyproject.toml must have [tool.setuptools.packages.find] include = [\"dp_course*\", "
                          "\"autograder*\"], [project.scripts] and [tool.setuptools.package-data] to be turned into "
                          "a student copy's; update autograder/student_copy.py with it")
+    tomllib.loads(out)  # still valid TOML
     return out
 
 

@@ -159,9 +159,10 @@ def test_grading_a_moodle_zip_keeps_ids_and_flags_late_work(toy, tmp_path, capsy
     """One real run: a Moodle zip of the toy (a full solution in time, an untouched one late), with --due."""
     sols, _crs, full, release = toy
     name = demo.SYNTHETIC_NAME
+    full_b, release_b = nbformat.writes(full).encode(), nbformat.writes(release).encode()
     zpath = _zip(tmp_path / "moodle.zip", {
-        f"Zoë Ñúñez_12345_assignsubmission_file_/{name}.ipynb": ((2026, 10, 1, 20, 0, 0), nbformat.writes(full).encode()),
-        f"Ann Lee_222_assignsubmission_file_/{name}.ipynb": ((2026, 10, 3, 8, 0, 0), nbformat.writes(release).encode()),
+        f"Zoë Ñúñez_12345_assignsubmission_file_/{name}.ipynb": ((2026, 10, 1, 20, 0, 0), full_b),
+        f"Ann Lee_222_assignsubmission_file_/{name}.ipynb": ((2026, 10, 3, 8, 0, 0), release_b),
     })
     out = tmp_path / "out"
     rc = cli.main(["grade", str(zpath), "-o", str(out), "--solutions", str(sols), "--workers", "1", "--no-progress",
