@@ -106,6 +106,25 @@ def test_demo_runs_quickly_and_grades_the_sample_class(tmp_path, capsys, grading
         assert r["events"], s   # each hostile one carries a reason
     kinds = {e["kind"] for e in results["dave"]["events"]}
     assert "invalid_json" in kinds
+    # each line shows the expected score beside the actual one; the cell limit left room for the imports
+    lines = {line.split()[0]: line for line in out.splitlines() if line.split()[:1] and line.split()[0] in results}
+    assert lines["ada"].split()[-4:] == ["5", "5", "as", "expected"], out
+    assert "0 to 3" in lines["mallory1"] and "as expected" in lines["mallory1"], out
+    assert "every score is as expected" in out
+    assert "the lecture's imports took" in out and "each cell may run" in out
+
+
+def test_demo_expectations_and_setup_time(toy):
+    sols, crs, full, release = toy
+    made = {"ada": "", "bert": "", "cleo": "", "dave": "", "mallory1": ""}
+    assert demo.expected_scores(release, made) == {"ada": (5, 5), "bert": (0, 0), "cleo": (2, 2), "dave": (0, 0),
+                                                   "mallory1": (0, 3)}
+    source = nbformat.read(sols / NAME / f"{NAME}.ipynb", as_version=4)
+    t = demo.measure_setup(source)
+    assert 0 < t < 120
+    source.cells[1].source = "%matplotlib inline\nimport no_such_module_here"
+    with pytest.raises(RuntimeError, match="No module named 'no_such_module_here'"):
+        demo.measure_setup(source)
 
 
 def test_help_documents_the_course_folders_and_the_opt_out(capsys):
