@@ -98,21 +98,21 @@ def stamp_and_flag(f: _File, layout: str, due: Mapping[str, dt.datetime] | None)
             f.timestamp = utc_stamp(f.mtime)
         if info.late:
             f.late = True
-            f.flags.append((EventKind.LATE, f"{f.origin}: marked LATE by {info.system.capitalize()}"))
+            f.flags.append((EventKind.LATE, f"marked LATE by {info.system.capitalize()}"))
             return
     when = None
     if f.timestamp:
         try:
             when = parse_utc(f.timestamp)
         except (ValueError, OverflowError, TypeError):
-            f.flags.append((EventKind.LATE, f"{f.origin}: the submission time {f.timestamp!r} cannot be read; "
+            f.flags.append((EventKind.LATE, f"the submission time {f.timestamp!r} cannot be read; "
                             "lateness unknown"))
             return
     deadline = (due or {}).get(f.assignment)
     if when is not None and deadline is not None and when > deadline:
         f.late = True
         late_by = when - deadline
-        f.flags.append((EventKind.LATE, f"{f.origin}: submitted {when:%Y-%m-%d %H:%M} UTC, {_span(late_by)} after "
+        f.flags.append((EventKind.LATE, f"submitted {when:%Y-%m-%d %H:%M} UTC, {_span(late_by)} after "
                         f"the due date {deadline:%Y-%m-%d %H:%M} UTC"))
 
 
