@@ -160,6 +160,12 @@ def test_standings_read_the_gradebook(output):
     assert st[("alice", L3)].exercises == {"ex1_tests": (5.0, 5.0), "q4_answer": (None, 2.0)}
     assert st[("alice", L4)].score is None and not st[("alice", L4)].submitted
     assert st[("bob", L4)].late and st[("bob", L4)].seconds_late == 3 * 3600
+    assert st[("bob", L3)].status == "graded"
+    with Gradebook(f"sqlite:///{output / 'course' / 'gradebook.db'}") as gb:  # a kept hand mark flagged for review
+        gb.find_grade("q4_answer", L3, L3, "bob").needs_manual_grade = True
+        gb.db.commit()
+    bob = {(s.student, s.assignment): s for s in read_standings(output / "course" / "gradebook.db")}[("bob", L3)]
+    assert bob.status == "hand mark to review" and bob.score == 5 and bob.pending == 0 and bob.final
 
 
 def test_report_refuses_a_folder_that_is_not_a_grading_output(tmp_path, capsys):
