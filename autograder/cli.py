@@ -1,4 +1,4 @@
-"""``dp-course``: the command line of the course kit (release, grade, check, demo).
+"""``dp-course``: the command line of the course kit (release, grade, formgrade, check, demo).
 
 Installed with the package (``pip install -e .`` / ``python3 run.py setup``); also ``python3 run.py course ...``.
 Each subcommand has ``--help`` with examples.
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import isolation, release
+from . import formgrade, isolation, release
 from .checking import check_notebook
 from .course import SOLUTIONS_DIR, assignments, course_folder
 from .demo import run_demo
@@ -28,6 +28,7 @@ The differential-privacy course kit.
 
   release   regenerate the student notebooks (notebooks/) from the instructor sources (solutions/)
   grade     grade a folder or zip of submissions: grades.csv, per-student feedback, a report
+  formgrade hand-grade the written answers of a grading run in nbgrader's Formgrader (with mark schemes)
   check     check your own notebook against the visible tests, as the grader runs them
   demo      grade a small sample class (including hostile submissions) in a temporary course
 """
@@ -51,7 +52,21 @@ from a checkout) or ./solutions in the current directory.
 Re-running with the same output folder grades only new or changed submissions (use --force to re-grade
 everything). Output folder: grades.csv, feedback/<student>/<lecture>/<notebook>.html (hidden tests
 removed), report.html / report.md / scores.png, and course/ (an nbgrader course directory with the
-gradebook, usable with nbgrader's formgrader for the hand-graded answers).
+gradebook). Hand-grade the written answers with `dp-course formgrade OUTPUT`.
+"""
+
+_FORMGRADE_EXAMPLES = """\
+examples:
+  dp-course formgrade grading/                    open the Formgrader on the run graded into grading/
+  dp-course formgrade grading/ --headless --port 8890
+  dp-course formgrade grading/ -- --ServerApp.token=secret   options after -- go to JupyterLab
+
+Starts JupyterLab on OUTPUT/course (the run's nbgrader course: gradebook, sources, autograded notebooks),
+listening on 127.0.0.1 only, and opens nbgrader's Formgrader there: Manual Grading lists the submissions;
+each written answer is shown with its mark scheme from the instructor's source notebook (never part of
+students' feedback). Scores and comments are saved into OUTPUT/course/gradebook.db as you type.
+Do not use the Formgrader's own Autograde button: grade (and re-grade) with dp-course grade, which sandboxes
+the submissions. Also: python3 run.py lab --instructor OUTPUT.
 """
 
 _CHECK_EXAMPLES = """\
@@ -142,6 +157,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "benchmark comparison; a submission can then tamper with its tests). Default: tests run "
                         "in a separate trusted kernel that decides the verdicts")
 
+    p = sub.add_parser("formgrade", help="hand-grade a grading run in nbgrader's Formgrader",
+                       epilog=_FORMGRADE_EXAMPLES, formatter_class=fmt,
+                       description="Open nbgrader's Formgrader on a grading run, with the mark schemes.")
+    p.add_argument("output", type=Path, metavar="OUTPUT",
+                   help="the output folder of a grading run (what you passed to dp-course grade -o)")
+    p.add_argument("--port", type=int, default=formgrade.DEFAULT_PORT, metavar="P",
+                   help=f"port on 127.0.0.1 (default {formgrade.DEFAULT_PORT}; the next free one if taken)")
+    p.add_argument("--headless", action="store_true", help="do not open a browser; print the address")
+
     p = sub.add_parser("check", help="check your notebook against the visible tests", epilog=_CHECK_EXAMPLES,
                        formatter_class=fmt, description="Run the visible tests on your notebook, as the "
                        "grader does.")
@@ -176,7 +200,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     While it runs, the kit's status lines (the ``autograder`` logger, INFO and up) go to stderr.
     """
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # everything after a lone `--` is for JupyterLab (dp-course formgrade); argparse would take it as OUTPUT
+    cut = argv.index("--") if "--" in argv else len(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv[:cut])
+    args.jupyter_args = argv[cut + 1:]
+    if args.jupyter_args and args.command != "formgrade":
+        parser.error(f"options after -- are for dp-course formgrade only, got {' '.join(args.jupyter_args)!r}")
     logger = logging.getLogger("autograder")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
@@ -217,6 +248,9 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"note: {len(run.unmatched)} file(s) could not be matched to a student and a lecture; "
                       "see the report")
             return 0
+        if args.command == "formgrade":
+            return formgrade.serve(args.output, port=args.port, headless=args.headless,
+                                   jupyter_args=args.jupyter_args)
         if args.command == "check":
             notebooks = course_folder("notebooks", args.notebooks)
             info = isolation.probe(args.sandbox)
