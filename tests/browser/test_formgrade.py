@@ -1,0 +1,180 @@
+"""Hand grading in a real browser: ``dp-course formgrade OUTPUT`` and nbgrader's Formgrader, driven by Debian's
+chromium.
+
+The toy assignment (its written answer ``q4_answer`` given a mark scheme) is graded for two students with
+nbgrader into a temporary OUTPUT/course; ``dp-course formgrade OUTPUT --headless`` is started without the
+environment's ``bin/`` on PATH (as from a desktop launcher).  In the browser: the Formgrader lists the run's two
+submissions; a student's grading page shows the mark scheme below the written answer; a score and a comment
+typed into the page land in ``OUTPUT/course/gradebook.db``.  Nothing leaves the loopback except nbgrader's own
+MathJax request from its grading page, which is aborted (see ``docs/instructor-guide.md``).
+
+Screenshots go to ``artifacts/browser/``.  Without chromium the module skips with the reason (a failure with
+``DP_COURSE_CI=1``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from _browser_lab import ARTIFACTS, CHROMIUM, Console, launch
+from _lab_server import ROOT, LabServer
+from autograder import cells, demo
+from autograder.course import autograde, make_course, submit
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-formgrade")]
+
+NAME = demo.SYNTHETIC_NAME
+SCHEME_TOKEN = "MARK-SCHEME-TOKEN"
+MODEL_TOKEN = "MODEL-ANSWER-TOKEN"
+STUDENT_ANSWER = "STUDENT-ANSWER: the noise scale is sensitivity / epsilon, so it shrinks as epsilon grows."
+COMMENT = "Right idea; say why the output laws may differ more (hand-marked in the browser test)."
+Q4_SOURCE = (f"### BEGIN SOLUTION\n{MODEL_TOKEN}: a larger $\\varepsilon$ lets the output distributions on "
+             "neighbouring datasets differ more, so less noise is needed.\n\n**Mark scheme (2 points).**\n"
+             f"* 1 point – {SCHEME_TOKEN}: the ratio of the output laws is bounded by $e^\\varepsilon$.\n"
+             "* 1 point – less noise follows from the larger bound.\n### END SOLUTION")
+# nbgrader's grading page loads MathJax from this CDN (nbconvert's classic template); the route handler aborts it
+MATHJAX_CDN = "https://cdnjs.cloudflare.com/ajax/libs/mathjax/"
+
+
+def _require(what: str, ok: bool) -> None:
+    if ok:
+        return
+    reason = f"browser test needs {what}"
+    if os.environ.get("DP_COURSE_CI") == "1":
+        pytest.fail(f"{reason} (required in CI: DP_COURSE_CI=1)")
+    pytest.skip(reason)
+
+
+def toy_with_mark_scheme(solutions: Path) -> Path:
+    """The toy assignment whose written answer ``q4_answer`` holds a model answer and a mark scheme, as the
+    course's sources write them; returns the source notebook's path."""
+    path = demo.write_synthetic_assignment(solutions)
+    nb = nbformat.read(path, as_version=4)
+    nbformat.write(cells.set_answer(nb, "q4_answer", Q4_SOURCE), path)
+    return path
+
+
+class FormgradeServer(LabServer):
+    """``dp-course formgrade OUTPUT --headless`` on a free loopback port (the environment of
+    :meth:`LabServer.env`: no user configuration, the environment's ``bin/`` not on PATH)."""
+
+    def start_formgrade(self, output: Path, timeout: float = 120) -> None:
+        log = open(self.work / "server.log", "w")  # noqa: SIM115 - closed with the server
+        exe = Path(sys.executable).with_name("dp-course")
+        self.proc = subprocess.Popen(
+            [str(exe), "formgrade", str(output), "--headless", "--port", str(self.port), "--",
+             f"--ServerApp.token={self.token}", "--ServerApp.port_retries=0"],
+            cwd=self.work, env=self.env(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"dp-course formgrade exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                self.api("GET", "status")
+                return
+            except OSError:
+                time.sleep(0.5)
+        raise RuntimeError(f"dp-course formgrade did not answer within {timeout:.0f} s:\n{self.log_tail()}")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """A graded run's OUTPUT folder, its course built with nbgrader directly (faster than ``dp-course grade``,
+    same layout: ``OUTPUT/course`` with the gradebook, sources and autograded notebooks): the toy assignment
+    for alice (full solution and a written answer) and bob (untouched)."""
+    _require(f"Debian's chromium at {CHROMIUM} (`python3 run.py test` installs it as root or with sudo -n)",
+             CHROMIUM.exists())
+    work = tmp_path_factory.mktemp("formgrade")
+    source = toy_with_mark_scheme(work / "solutions")
+    output = work / "grading"
+    course = make_course(output / "course", [NAME], solutions_dir=work / "solutions")
+    release = cells.student_version(course, NAME)
+    full = cells.set_answer(cells.full_solution(release, nbformat.read(source, as_version=4)), "q4_answer",
+                            STUDENT_ANSWER)
+    submit(course, NAME, "alice", {NAME: full})
+    submit(course, NAME, "bob", {NAME: release})
+    autograde(course, NAME)
+    return work, output
+
+
+def test_formgrader_shows_the_mark_scheme_and_saves_marks(graded):
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _require("the Python package playwright (dev extra: `python3 run.py setup --dev`)", False)
+    work, output = graded
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    server = FormgradeServer(root_dir=output / "course", work=work)
+    started = time.monotonic()
+    server.start_formgrade(output)
+    try:
+        with sync_playwright() as pw:
+            context = launch(pw, work / "profile")
+            console = Console()
+            console.attach(context, server.base)
+            page = context.new_page()
+            console.watch(page)
+            page.set_default_timeout(30_000)
+            # what JupyterLab prints: the Formgrader's address with the token
+            page.goto(f"{server.base}/formgrader?token={server.token}")
+            page.wait_for_url("**/formgrader/manage_assignments")
+            page.goto(f"{server.base}/formgrader/gradebook/{NAME}/{NAME}")
+            rows = page.locator("#main-table tr:has(a.name-shown)")
+            rows.first.wait_for()
+            names = sorted(t.strip() for t in page.locator("#main-table a.name-shown").all_text_contents())
+            assert names == ["alice", "bob"], names
+            page.screenshot(path=ARTIFACTS / "formgrade-submissions.png")
+            page.locator("#main-table tr", has=page.locator("a.name-shown", has_text="alice")) \
+                .locator("a.name-hidden").click()
+            page.wait_for_url("**/formgrader/submissions/*/")
+            # the page's grade and comment widgets are bound once its scores and comments have loaded
+            page.wait_for_function("() => window.formgrader && formgrader.grades.loaded && formgrader.comments.loaded")
+            scheme = page.locator(".dpc-mark-scheme[data-grade-id='q4_answer']")
+            scheme.wait_for()
+            assert scheme.is_visible()
+            assert SCHEME_TOKEN in scheme.locator(".dpc-scheme").inner_text()
+            # the model answer is one click away, the student's answer is on the page
+            assert page.locator(".dpc-model-answer summary").first.inner_text().strip() == "Model answer"
+            assert STUDENT_ANSWER.split(":")[0] in page.locator(".nbgrader_cell").filter(
+                has=page.locator("#q4_answer")).inner_text()
+            # the mark scheme comes right after the answer it is for
+            answer_box = page.locator(".nbgrader_cell", has=page.locator("#q4_answer")).bounding_box()
+            scheme_box = scheme.bounding_box()
+            assert answer_box and scheme_box and scheme_box["y"] >= answer_box["y"] + answer_box["height"] - 1
+            page.locator("#q4_answer").fill("1.5")
+            page.locator("#q4_answer").press("Tab")
+            page.locator("#q4_answer-comment").fill(COMMENT)
+            page.locator("#q4_answer-comment").press("Tab")
+            grade_row = _wait_for_hand_mark(output / "course" / "gradebook.db", "alice")
+            page.screenshot(path=ARTIFACTS / "formgrade-marked.png", full_page=True)
+            context.close()
+    finally:
+        server.stop()
+    assert grade_row == (1.5, COMMENT), grade_row
+    errors, external = console.take()
+    assert all(u.startswith(MATHJAX_CDN) for u in external), f"requests beyond the loopback (aborted): {external}"
+    unexpected = [e for e in errors if "ERR_FAILED" not in e and "MathJax" not in e]
+    assert not unexpected, f"browser console errors: {unexpected[:5]}"
+    assert time.monotonic() - started < 90, "starting the Formgrader and marking one answer took over 90 s"
+
+
+def _wait_for_hand_mark(db: Path, student: str, timeout: float = 30) -> tuple[float | None, str | None]:
+    """The manual score and comment of ``student``'s ``q4_answer`` once both are saved (or what is there after
+    ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with Gradebook(f"sqlite:///{db}") as gb:
+            score = gb.find_grade("q4_answer", NAME, NAME, student).manual_score
+            comment = gb.find_comment("q4_answer", NAME, NAME, student).manual_comment
+        if (score is not None and comment) or time.monotonic() > deadline:
+            return (None if score is None else float(score)), comment
+        time.sleep(0.5)
