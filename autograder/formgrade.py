@@ -17,6 +17,7 @@ extension, no update or news checks, nbgrader's course directory) and, in a chec
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -61,7 +62,8 @@ def grading_course(output: Path) -> Path:
                              f"{str(where.parent)!r}")
         raise ValueError(f"{usage}, got {str(given)!r}: it has no course/gradebook.db (grade first: "
                          f"dp-course grade SUBMISSIONS -o {given})")
-    if not os.access(course / "gradebook.db", os.W_OK) or not os.access(course, os.W_OK):
+    # the permission bits, not os.access: root may write anything, but a sealed course means a run is grading
+    if any(not stat.S_IMODE(p.stat().st_mode) & stat.S_IWUSR for p in (course, course / "gradebook.db")):
         raise ValueError(f"the gradebook {course / 'gradebook.db'} is read-only: a grading run is in progress on "
                          f"{str(given)!r}, or one stopped early; wait for it, or re-run dp-course grade "
                          f"-o {given}, then open the Formgrader")
@@ -117,13 +119,13 @@ def lab_command(output: Path, *, port: int = DEFAULT_PORT, headless: bool = Fals
             1-65535, or ``jupyter_args`` tries to change the folder or the address.
     """
     _check_port(port)
-    course = grading_course(output)
     extra = [a for a in jupyter_args if a != "--"]
     given = {a.split("=", 1)[0] for a in extra if a.startswith("--")}
     fixed = sorted(given & set(_FIXED))
     if fixed:
         raise ValueError(f"jupyter_args must not set {', '.join(fixed)}: a Formgrader session always serves "
                          f"OUTPUT/course on 127.0.0.1, got {' '.join(extra)!r}")
+    course = grading_course(output)
     argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={course}", "--ServerApp.ip=127.0.0.1",
             f"--port={port}", "--LabApp.default_url=/formgrader"]
     if headless:
