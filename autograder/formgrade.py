@@ -56,7 +56,12 @@ def grading_course(output: Path) -> Path:
     if not where.is_dir():
         raise ValueError(f"{usage}, got {str(given)!r}: no such folder")
     course = OutputFolder(where).course
-    if not (course / "gradebook.db").is_file():
+    try:
+        has_gradebook = (course / "gradebook.db").is_file()
+    except PermissionError as exc:  # the course is private to the user who graded (autograder.protect)
+        raise ValueError(f"{usage}, got {str(given)!r}: this user may not read {course} (it is private to the user "
+                         "who graded it); open the Formgrader as that user") from exc
+    if not has_gradebook:
         if (where / "gradebook.db").is_file() and where.name == "course":
             raise ValueError(f"{usage}, got {str(given)!r}: that is the run's course folder; pass its parent, "
                              f"{str(where.parent)!r}")

@@ -118,6 +118,19 @@ def test_grading_course_refuses_a_sealed_course(tmp_path):
         db.chmod(0o600)
 
 
+def test_grading_course_says_when_the_course_belongs_to_another_user(tmp_path, monkeypatch):
+    """A run graded by another user (root: the course is private to it) cannot be read: say so, not a traceback.
+    (Simulated: as root, permissions do not stop a read.)"""
+    out = _fake_run(tmp_path / "grading")
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "is_file", denied)
+    with pytest.raises(ValueError, match="this user may not read .* open the Formgrader as that user"):
+        formgrade.grading_course(out)
+
+
 # ---- the JupyterLab command ---------------------------------------------------------------------------
 
 def test_lab_command_serves_the_course_on_the_loopback(tmp_path, monkeypatch):
