@@ -27,15 +27,19 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_server.base.handlers import JupyterHandler
+from jupyter_server.utils import url_path_join
 from nbgrader.server_extensions.formgrader import formgrader as nbgrader_formgrader
 from tornado import web
 
 from .mark_scheme import MarkSchemeExporter, exporter_config
 
-__all__ = ["COURSE_ENV", "NO_COURSE_MESSAGE", "install_mark_schemes"]
+__all__ = ["COURSE_ENV", "LOCAL_MATHJAX", "NO_COURSE_MESSAGE", "install_mark_schemes"]
 
 COURSE_ENV = "DP_COURSE_FORMGRADE_COURSE"
 """Environment variable: the course directory (``OUTPUT/course``) the Formgrader grades."""
+LOCAL_MATHJAX = "static/jupyter_server_mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+"""MathJax 2.7 as the ``jupyter_server_mathjax`` server extension serves it (relative to the base URL): the
+grading page renders the maths of answers and mark schemes without contacting a CDN."""
 
 NO_COURSE_MESSAGE = (
     "This session was started without a grading run, so there is no Formgrader here (it would grade nothing and "
@@ -62,11 +66,14 @@ class NoCourseHandler(JupyterHandler):
 
 def install_mark_schemes(settings: dict[str, Any]) -> MarkSchemeExporter:
     """Replace the Formgrader's page exporter in the web application ``settings`` by a
-    :class:`~autograder.mark_scheme.MarkSchemeExporter` reading the Formgrader course's ``source`` folder."""
+    :class:`~autograder.mark_scheme.MarkSchemeExporter` reading the Formgrader course's ``source`` folder, with
+    MathJax from this server (:data:`LOCAL_MATHJAX`, served by the ``jupyter_server_mathjax`` extension) instead
+    of a CDN."""
     formgrader = settings["nbgrader_formgrader"]
     coursedir = formgrader.coursedir
     exporter = MarkSchemeExporter(Path(coursedir.root) / coursedir.source_directory,
                                   config=exporter_config(formgrader.config))
+    exporter.mathjax_url = url_path_join(settings.get("base_url", "/"), LOCAL_MATHJAX)
     settings["nbgrader_exporter"] = exporter
     return exporter
 

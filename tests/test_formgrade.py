@@ -13,7 +13,9 @@ import re
 import stat
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import jupyter_server_mathjax
 import nbformat
 import pytest
 from nbgrader.server_extensions.formgrader import handlers as nbgrader_handlers
@@ -269,6 +271,25 @@ def test_grading_page_says_when_the_source_has_no_mark_scheme(course, tmp_path):
                                      resources=_resources())
     assert "No mark scheme found" in html and SCHEME_TOKEN not in html
     assert exporter.schemes_for("..", "etc") is None  # never reads outside the source folder
+
+
+def test_install_mark_schemes_swaps_only_the_grading_page_exporter(tmp_path):
+    """The Formgrader's exporter is replaced by the mark-scheme one (its course's sources, MathJax served by the
+    session); the Formgrader's configuration -- which nbgrader's generate_feedback also reads -- is not touched."""
+    config = _formgrader_config()
+    formgrader = SimpleNamespace(coursedir=SimpleNamespace(root=str(tmp_path), source_directory="source"),
+                                 config=config)
+    settings = {"nbgrader_formgrader": formgrader, "nbgrader_exporter": None, "base_url": "/base/"}
+    exporter = formgrade_server.install_mark_schemes(settings)
+    assert settings["nbgrader_exporter"] is exporter and exporter.source_dir == tmp_path / "source"
+    assert exporter.template_name == "formgrade_mark_scheme"
+    assert exporter.mathjax_url == "/base/" + formgrade_server.LOCAL_MATHJAX
+    assert config.HTMLExporter.template_name == "formgrade" and "MarkSchemeExporter" not in config
+    # the MathJax files that URL names are installed (jupyter-server-mathjax ships one configuration)
+    static = Path(jupyter_server_mathjax.__file__).parent / "static"
+    name = formgrade_server.LOCAL_MATHJAX.split("config=")[1].split(",")[0]
+    assert (static / "MathJax.js").is_file() and (static / "config" / f"{name}.js").is_file()
+    assert '"jupyter_server_mathjax": true' in (formgrade.CONFIG_DIR / "jupyter_server_config.json").read_text()
 
 
 def test_nbgrader_feedback_in_a_formgrade_session_never_shows_the_mark_scheme(course, monkeypatch):
