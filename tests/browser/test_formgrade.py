@@ -16,8 +16,6 @@ Screenshots go to ``artifacts/browser/``.  Without chromium the module skips wit
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,8 +23,9 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from _browser_lab import ARTIFACTS, CHROMIUM, Console, launch
-from _lab_server import LabServer
+from _browser_lab import (ARTIFACTS, CHROMIUM, Console, formgrader_students, launch, mark, open_formgrader,
+                          open_submission)
+from _lab_server import FormgradeServer
 from autograder import cells, demo
 from autograder.course import autograde, make_course, submit
 
@@ -60,30 +59,6 @@ def toy_with_mark_scheme(solutions: Path) -> Path:
     nb = nbformat.read(path, as_version=4)
     nbformat.write(cells.set_answer(nb, "q4_answer", Q4_SOURCE), path)
     return path
-
-
-class FormgradeServer(LabServer):
-    """``dp-course formgrade OUTPUT --headless`` on a free loopback port (the environment of
-    :meth:`LabServer.env`: no user configuration, the environment's ``bin/`` not on PATH)."""
-
-    def start_formgrade(self, output: Path, timeout: float = 120) -> None:
-        log = open(self.work / "server.log", "w")  # noqa: SIM115 - closed with the server
-        exe = Path(sys.executable).with_name("dp-course")
-        self.proc = subprocess.Popen(
-            [str(exe), "formgrade", str(output), "--headless", "--port", str(self.port), "--",
-             f"--ServerApp.token={self.token}", "--ServerApp.port_retries=0"],
-            cwd=self.work, env=self.env(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"dp-course formgrade exited with {self.proc.returncode}:\n{self.log_tail()}")
-            try:
-                self.api("GET", "status")
-                return
-            except OSError:
-                time.sleep(0.5)
-        raise RuntimeError(f"dp-course formgrade did not answer within {timeout:.0f} s:\n{self.log_tail()}")
 
 
 @pytest.fixture(scope="module")
@@ -124,20 +99,10 @@ def test_formgrader_shows_the_mark_scheme_and_saves_marks(graded):
             page = context.new_page()
             console.watch(page)
             page.set_default_timeout(30_000)
-            # what JupyterLab prints: the Formgrader's address with the token
-            page.goto(f"{server.base}/formgrader?token={server.token}")
-            page.wait_for_url("**/formgrader/manage_assignments")
-            page.goto(f"{server.base}/formgrader/gradebook/{NAME}/{NAME}")
-            rows = page.locator("#main-table tr:has(a.name-shown)")
-            rows.first.wait_for()
-            names = sorted(t.strip() for t in page.locator("#main-table a.name-shown").all_text_contents())
-            assert names == ["alice", "bob"], names
+            open_formgrader(page, server)
+            assert formgrader_students(page, server, NAME, NAME) == ["alice", "bob"]
             page.screenshot(path=ARTIFACTS / "formgrade-submissions.png")
-            page.locator("#main-table tr", has=page.locator("a.name-shown", has_text="alice")) \
-                .locator("a.name-hidden").click()
-            page.wait_for_url("**/formgrader/submissions/*/")
-            # the page's grade and comment widgets are bound once its scores and comments have loaded
-            page.wait_for_function("() => window.formgrader && formgrader.grades.loaded && formgrader.comments.loaded")
+            open_submission(page, "alice")
             scheme = page.locator(".dpc-mark-scheme[data-grade-id='q4_answer']")
             scheme.wait_for()
             assert scheme.is_visible()
@@ -152,10 +117,7 @@ def test_formgrader_shows_the_mark_scheme_and_saves_marks(graded):
             answer_box = page.locator(".nbgrader_cell", has=page.locator("#q4_answer")).bounding_box()
             scheme_box = scheme.bounding_box()
             assert answer_box and scheme_box and scheme_box["y"] >= answer_box["y"] + answer_box["height"] - 1
-            page.locator("#q4_answer").fill("1.5")
-            page.locator("#q4_answer").press("Tab")
-            page.locator("#q4_answer-comment").fill(COMMENT)
-            page.locator("#q4_answer-comment").press("Tab")
+            mark(page, "q4_answer", 1.5, COMMENT)
             grade_row = _wait_for_hand_mark(output / "course" / "gradebook.db", "alice")
             page.screenshot(path=ARTIFACTS / "formgrade-marked.png", full_page=True)
             context.close()
