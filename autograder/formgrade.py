@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.api import Gradebook
+from sqlalchemy.exc import SQLAlchemyError
 
 from .course import REPO_ROOT
 from .formgrade_server import COURSE_ENV
@@ -89,11 +90,19 @@ class Summary:
 
 
 def summary(course: Path) -> Summary:
-    """Count the assignments, submissions and submissions waiting for hand grading in ``course/gradebook.db``."""
-    with Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gb:
-        assignments = gb.assignments
-        subs = [s for a in assignments for s in a.submissions]
-        return Summary(len(assignments), len(subs), sum(bool(s.needs_manual_grade) for s in subs))
+    """Count the assignments, submissions and submissions waiting for hand grading in ``course/gradebook.db``.
+
+    Raises:
+        ValueError: the gradebook cannot be read as one (the message names the file and the database's error).
+    """
+    db = Path(course) / "gradebook.db"
+    try:
+        with Gradebook(f"sqlite:///{db}") as gb:
+            assignments = gb.assignments
+            subs = [s for a in assignments for s in a.submissions]
+            return Summary(len(assignments), len(subs), sum(bool(s.needs_manual_grade) for s in subs))
+    except SQLAlchemyError as exc:
+        raise ValueError(f"the gradebook {db} cannot be read: {str(exc).splitlines()[0]}") from exc
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,14 @@ def test_grading_course_says_when_the_course_belongs_to_another_user(tmp_path, m
         formgrade.grading_course(out)
 
 
+def test_summary_counts_and_refuses_a_broken_gradebook(tmp_path, course):
+    assert formgrade.summary(course) == formgrade.Summary(assignments=1, submissions=1, to_hand_grade=1)
+    broken = _fake_run(tmp_path / "grading") / "course"
+    (broken / "gradebook.db").write_bytes(b"this is not a database" * 100)
+    with pytest.raises(ValueError, match=r"the gradebook .*gradebook.db cannot be read: "):
+        formgrade.summary(broken)
+
+
 # ---- the JupyterLab command ---------------------------------------------------------------------------
 
 def test_lab_command_serves_the_course_on_the_loopback(tmp_path, monkeypatch):
