@@ -11,6 +11,7 @@ import importlib.util
 import os
 import re
 import stat
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -186,6 +187,24 @@ def test_session_configuration_switches_the_formgrader_to_the_kit():
     instructor = (REPO_ROOT / "jupyter_config" / "instructor" / "jupyter_server_config.json").read_text()
     assert '"nbgrader.server_extensions.formgrader": false' in instructor
     assert '"autograder.formgrade_server": true' in instructor
+
+
+def test_session_nbgrader_configuration(tmp_path, monkeypatch):
+    """nbgrader in a formgrade session (as the Formgrader loads it): the course directory is OUTPUT/course even when
+    the user's own configuration names another one, and the kit's settings are in force."""
+    out = _fake_run(tmp_path / "grading")
+    user = tmp_path / "user-config"
+    user.mkdir()
+    (user / "nbgrader_config.py").write_text("c = get_config()\nc.CourseDirectory.root = '/elsewhere'\n")
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(user))
+    env = formgrade.lab_command(out).env
+    code = ("from nbgrader.apps.baseapp import NbGrader\n"
+            "a = NbGrader(); a.load_cwd_config = False; a.load_config_file()\n"
+            "print(a.config.CourseDirectory.root, a.config.ClearSolutions.text_stub, sep='|')")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == f"{(out / 'course').resolve()}|YOUR ANSWER HERE", proc.stdout
 
 
 # ---- the command lines ---------------------------------------------------------------------------------
