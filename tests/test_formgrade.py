@@ -2,7 +2,7 @@
 JupyterLab command and its environment, ``run.py lab --instructor [OUTPUT]``, and the grading page's exporter --
 which shows the mark scheme while nbgrader's feedback, run with the same session configuration, never does.
 
-The real-browser test is ``tests/browser/test_formgrade.py``.
+The real-browser test is ``tests/browser/test_browser_formgrade.py``.
 """
 
 from __future__ import annotations
