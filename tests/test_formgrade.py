@@ -300,6 +300,21 @@ def test_grading_page_says_when_the_source_has_no_mark_scheme(course, tmp_path):
     assert exporter.schemes_for("..", "etc") is None  # never reads outside the source folder
 
 
+def test_grading_page_of_every_lecture_shows_each_mark_scheme():
+    """The course's own lectures through the grading page (each source rendered as a submission whose written
+    answers say something else): one mark-scheme panel per written answer, with its heading, none missing."""
+    exporter = MarkSchemeExporter(SOLUTIONS_DIR, config=exporter_config(_formgrader_config()))
+    for path in sorted(SOLUTIONS_DIR.glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        manual = cells.manual_cells(nb)
+        for gid in manual:
+            nb = cells.set_answer(nb, gid, "A student's proof.")
+        html, _ = exporter.from_notebook_node(nb, resources={**_resources(path.stem), "assignment_id": path.stem})
+        panels = re.findall(r'class="panel panel-info dpc-mark-scheme" data-grade-id="([^"]+)"', html)
+        assert panels == list(manual), path.name
+        assert "No mark scheme found" not in html and html.count("<strong>Mark scheme (") == len(manual), path.name
+
+
 def test_install_mark_schemes_swaps_only_the_grading_page_exporter(tmp_path):
     """The Formgrader's exporter is replaced by the mark-scheme one (its course's sources, MathJax served by the
     session); the Formgrader's configuration -- which nbgrader's generate_feedback also reads -- is not touched."""
