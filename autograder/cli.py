@@ -1,4 +1,4 @@
-"""``dp-course``: the command line of the course kit (release, grade, check, demo).
+"""``dp-course``: the command line of the course kit (release, grade, feedback, check, demo).
 
 Installed with the package (``pip install -e .`` / ``python3 run.py setup``); also ``python3 run.py course ...``.
 Each subcommand has ``--help`` with examples.
@@ -16,6 +16,7 @@ from . import isolation, release
 from .checking import check_notebook
 from .course import SOLUTIONS_DIR, assignments, course_folder
 from .demo import run_demo
+from .feedback_refresh import refresh_feedback
 from .grading import grade
 from .limits import Limits
 
@@ -28,6 +29,7 @@ The differential-privacy course kit.
 
   release   regenerate the student notebooks (notebooks/) from the instructor sources (solutions/)
   grade     grade a folder or zip of submissions: grades.csv, per-student feedback, a report
+  feedback  after hand grading: bring the feedback pages, grades.csv and the report up to date (no re-run)
   check     check your own notebook against the visible tests, as the grader runs them
   demo      grade a small sample class (including hostile submissions) in a temporary course
 """
@@ -51,7 +53,22 @@ from a checkout) or ./solutions in the current directory.
 Re-running with the same output folder grades only new or changed submissions (use --force to re-grade
 everything). Output folder: grades.csv, feedback/<student>/<lecture>/<notebook>.html (hidden tests
 removed), report.html / report.md / scores.png, and course/ (an nbgrader course directory with the
-gradebook, usable with nbgrader's formgrader for the hand-graded answers).
+gradebook, usable with nbgrader's formgrader for the hand-graded answers). After hand grading,
+`dp-course feedback OUTPUT` brings the pages, grades.csv and the report up to date without re-running anything.
+"""
+
+_FEEDBACK_EXAMPLES = """\
+examples:
+  dp-course feedback grading/          regenerate the pages whose grades or comments changed
+  dp-course feedback grading/ --all    regenerate every page
+
+After dp-course grade, mark the written answers and add comments with nbgrader's Formgrader (they are stored in
+OUTPUT/course/gradebook.db). This command then regenerates the feedback page of every submission whose grades
+or comments changed since its page was written, from the notebooks already graded: nothing is executed again.
+Each page shows the hand marks and comments, no hidden test (a page that would show one is replaced by a
+score-only summary and flagged in the report), says which written answers are still to be marked by hand, and
+renders its maths offline (MathJax is copied into OUTPUT/feedback/_static/). grades.csv and the report are
+written again from the gradebook. Pages: OUTPUT/feedback/<student>/<lecture>/<notebook>.html.
 """
 
 _CHECK_EXAMPLES = """\
@@ -142,6 +159,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "benchmark comparison; a submission can then tamper with its tests). Default: tests run "
                         "in a separate trusted kernel that decides the verdicts")
 
+    p = sub.add_parser("feedback", help="regenerate feedback after hand grading (no re-execution)",
+                       epilog=_FEEDBACK_EXAMPLES, formatter_class=fmt,
+                       description="Bring the feedback pages, grades.csv and the report of a grading output folder "
+                       "up to date with its gradebook (hand marks, comments), without running any notebook.")
+    p.add_argument("output", type=Path, metavar="OUTPUT", help="the output folder of dp-course grade (./grading)")
+    p.add_argument("--all", action="store_true", dest="everything",
+                   help="regenerate every page, not only those whose grades or comments changed")
+
     p = sub.add_parser("check", help="check your notebook against the visible tests", epilog=_CHECK_EXAMPLES,
                        formatter_class=fmt, description="Run the visible tests on your notebook, as the "
                        "grader does.")
@@ -216,6 +241,9 @@ def _run(args: argparse.Namespace) -> int:
             if run.unmatched:
                 print(f"note: {len(run.unmatched)} file(s) could not be matched to a student and a lecture; "
                       "see the report")
+            return 0
+        if args.command == "feedback":
+            print(refresh_feedback(args.output, everything=args.everything).describe())
             return 0
         if args.command == "check":
             notebooks = course_folder("notebooks", args.notebooks)

@@ -1,0 +1,148 @@
+"""The feedback leak detector tells a hidden test's text from the student's own answer cells (issue 26).
+
+An instructor's solution line (``var_a = ...``) may also occur in a hidden test; a student who wrote the same line
+sees it in their own answer cell, which is not a leak.  :func:`autograder.feedback.leaked_hidden_lines` with the
+student's own text (:func:`autograder.feedback.own_text`) flags a hidden line only when the page shows it more
+often than the student's own cells do.
+
+* Fixture pages (no kernel): the student's own line is not flagged; the same line also in an output, a test
+  cell or anywhere else is; a test cell dressed up as an answer does not count as the student's.
+* Every lecture's solution: the instructor's own solution notebook, as nbgrader's autograde leaves it (test cells
+  restored with their hidden tests), rendered by nbgrader's ``generate_feedback`` with the course's configuration
+  -- without executing it (the false flags come from the sources; the outputs are covered by the grading
+  tests): zero leak flags, where the page-wide check of before flagged lecture 05's solution lines.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbformat.notebooknode import NotebookNode
+from nbgrader.api import Gradebook
+from nbgrader.apps.api import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
+from sqlalchemy.exc import SAWarning
+
+from autograder import cells, course, feedback
+from autograder.settings import course_config
+
+pytestmark = pytest.mark.xdist_group("nbgrader-leaks")
+
+SECRET = 'expected = gaussian_rdp(alpha=2.0, sigma=1.5)  # HIDDEN-TOKEN'
+"""A solution line that a hidden test repeats (the pattern behind lecture 05's false flags)."""
+
+
+def _cell(source: str, grade_id: str, *, solution: bool, grade: bool, locked: bool) -> NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": grade, "solution": solution, "locked": locked, "grade_id": grade_id,
+                                 "points": 1 if grade else 0, "schema_version": 3}
+    return cell
+
+
+def _source() -> NotebookNode:
+    return nbformat.v4.new_notebook(cells=[
+        _cell(f"### BEGIN SOLUTION\n{SECRET}\n### END SOLUTION", "ex_answer", solution=True, grade=False,
+              locked=False),
+        _cell(f"assert True\n### BEGIN HIDDEN TESTS\n{SECRET}\n### END HIDDEN TESTS", "ex_tests", solution=False,
+              grade=True, locked=True),
+    ])
+
+
+def _graded(answer: str, tests: str = "assert True") -> NotebookNode:
+    nb = _source()
+    nb.cells[0].source, nb.cells[1].source = answer, tests
+    return nb
+
+
+def _page(*texts: str) -> str:
+    return "<html><body>" + "".join(f"<div class='cell'><pre>{t}</pre></div>" for t in texts) + "</body></html>"
+
+
+def test_the_students_own_line_is_not_a_leak() -> None:
+    own = feedback.own_text(_graded(SECRET), _source())
+    assert own == [SECRET]
+    page = _page(SECRET.replace(" ", " <span></span>"), "assert True\n# (hidden tests are not shown)")
+    assert feedback.leaked_hidden_lines(page, [SECRET], own) == []
+    assert feedback.leaked_hidden_lines(page, [SECRET]) == [SECRET]   # the page-wide check of before
+
+
+@pytest.mark.parametrize("where", ["output", "test cell", "markdown"])
+def test_the_same_line_anywhere_else_is_a_leak(where: str) -> None:
+    own = feedback.own_text(_graded(SECRET), _source())
+    page = _page(SECRET, f"<p>{where}: {SECRET}</p>")
+    assert feedback.leaked_hidden_lines(page, [SECRET], own) == [SECRET]
+
+
+def test_a_leak_without_the_line_in_the_answer_is_caught() -> None:
+    own = feedback.own_text(_graded("x = 1"), _source())
+    assert feedback.leaked_hidden_lines(_page("x = 1", f"caller said: {SECRET}"), [SECRET], own) == [SECRET]
+
+
+def test_only_the_students_answer_cells_count_as_theirs() -> None:
+    source = _source()
+    # a test cell relabelled as an answer by its metadata: its grade_id is a test cell's in the source
+    fake = _graded("x = 1", SECRET)
+    fake.cells[1].metadata["nbgrader"].update(solution=True, grade=False, locked=False)
+    assert feedback.own_text(fake, source) == ["x = 1"]
+    # two cells claiming the same answer: neither counts
+    twice = _graded(SECRET)
+    twice.cells.append(copy.deepcopy(twice.cells[0]))
+    assert feedback.own_text(twice, source) == []
+
+
+# --------------------------------------------------------------------------------------------------------
+# Every lecture's solution, as nbgrader's feedback renders it
+
+
+def _autograded_solution(crs: Path, name: str) -> tuple[NotebookNode, NotebookNode]:
+    """(the instructor's solution as autograde leaves it -- test cells restored from the source --, source)."""
+    source = nbformat.read(crs / "source" / name / f"{name}.ipynb", as_version=4)
+    nb = cells.full_solution(cells.student_version(crs, name), source)
+    locked = {cells.grade_id(c): c.source for c in source.cells if cells.is_instructor_cell(c) and cells.grade_id(c)}
+    for c in nb.cells:
+        gid = cells.grade_id(c)
+        if gid in locked:
+            c.source = locked[gid]
+    return nb, source
+
+
+@pytest.fixture(scope="module")
+def lectures(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    names = course.assignments()
+    assert len(names) >= 7, names
+    crs = course.make_course(tmp_path_factory.mktemp("lectures") / "course", names)
+    return crs, names
+
+
+def test_every_lectures_solution_gets_its_page(lectures: tuple[Path, list[str]]) -> None:
+    crs, names = lectures
+    hidden = feedback.hidden_test_lines(crs)
+    config = course_config(crs)
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    flagged_before: dict[str, int] = {}
+    for name in names:
+        nb, source = _autograded_solution(crs, name)
+        nbformat.write(nb, _mkdir(crs / "autograded" / "instructor" / name) / f"{name}.ipynb")
+        with warnings.catch_warnings(), Gradebook(f"sqlite:///{crs / 'gradebook.db'}") as gb:
+            warnings.simplefilter("ignore", SAWarning)  # nbgrader's own add_submission triggers these
+            gb.update_or_create_student("instructor")
+            gb.add_submission(name, "instructor")
+        result = api.generate_feedback(name, "instructor", force=True)
+        assert result["success"], result.get("error")
+        page = (crs / "feedback" / "instructor" / name / f"{name}.html").read_text()
+        lines = hidden[name][name]
+        assert "hidden tests are not shown" in page, name
+        assert feedback.leaked_hidden_lines(page, lines, feedback.own_text(nb, source)) == [], name
+        flagged_before[name] = len(feedback.leaked_hidden_lines(page, lines))
+    # the page-wide check of before flagged the instructor's own solution lines (issue 26): lecture 05 among them
+    print("hidden lines flagged by the page-wide check on each solution's page:", flagged_before)
+    assert flagged_before["05_renyi_zcdp"] > 0, flagged_before
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
