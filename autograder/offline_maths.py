@@ -11,11 +11,11 @@ template); :func:`feedback_exporter_config` is the ``HTMLExporter`` configuratio
 
 from __future__ import annotations
 
+import importlib.resources
 import shutil
 from pathlib import Path
 from typing import Any
 
-import jupyter_server_mathjax
 import nbgrader
 
 __all__ = ["MATHJAX_CONFIG", "MATHJAX_URL", "STATIC_DIR", "TEMPLATE_FILE", "TEMPLATE_BASEDIR", "mathjax_source",
@@ -42,7 +42,7 @@ _SKIP = ("localization",)  # MathJax loads translations only for a language othe
 
 def mathjax_source() -> Path:
     """The MathJax 2 files shipped by ``jupyter-server-mathjax`` (``MathJax.js``, ``config/``, ``jax/``, ...)."""
-    return Path(jupyter_server_mathjax.__file__).resolve().parent / "static"
+    return Path(str(importlib.resources.files("jupyter_server_mathjax") / "static"))
 
 
 def install_mathjax(feedback_dir: Path) -> Path:

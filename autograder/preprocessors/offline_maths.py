@@ -21,7 +21,7 @@ from ..offline_maths import MATHJAX_URL, install_mathjax
 __all__ = ["OfflineMaths"]
 
 
-class OfflineMaths(Preprocessor):  # type: ignore[misc]  # nbconvert is untyped
+class OfflineMaths(Preprocessor):
     """Point the page at the local MathJax and, with ``install``, copy it into the course's feedback folder."""
 
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled

@@ -30,12 +30,12 @@ PENDING_NOTE = "To be marked by hand; your score will be updated."
 
 
 def _note(cell_id: str, text: str) -> NotebookNode:
-    cell = nbformat.v4.new_markdown_cell(text)
+    cell: NotebookNode = nbformat.v4.new_markdown_cell(text)
     cell["id"] = cell_id  # fixed, not random: the same gradebook gives the same page
     return cell
 
 
-class PendingHandGrading(Preprocessor):  # type: ignore[misc]  # nbconvert is untyped
+class PendingHandGrading(Preprocessor):
     """Mark the answers still to be graded by hand (see the module's docstring)."""
 
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled
