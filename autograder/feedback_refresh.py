@@ -73,10 +73,12 @@ class FeedbackRefresh:
     grades_csv: Path
     report_html: Path | None
     seconds: float
+    table: str = ""                 # the grade table, from the gradebook (as the report shows it)
 
     def describe(self) -> str:
-        """A few lines for the command line."""
-        lines = [f"feedback: {len(self.regenerated)} submission(s) regenerated, {len(self.unchanged)} unchanged "
+        """The grade table and a few lines for the command line."""
+        lines = [self.table, ""] if self.table else []
+        lines += [f"feedback: {len(self.regenerated)} submission(s) regenerated, {len(self.unchanged)} unchanged "
                  f"({self.seconds:.1f} s); pages in {self.output_dir / 'feedback'}"]
         if self.summaries:
             lines.append(f"note: {len(self.summaries)} page(s) are a score-only summary (see the report): "
@@ -234,7 +236,7 @@ def refresh_feedback(output_dir: Path, *, everything: bool = False) -> FeedbackR
     run = _grade_run(folder, results, time.monotonic() - t0)
     write_report(run)
     return FeedbackRefresh(folder.root, todo, sorted(set(submissions) - set(todo)), summaries, folder.grades_csv,
-                           run.report_html, time.monotonic() - t0)
+                           run.report_html, time.monotonic() - t0, run.table())
 
 
 def _results_from_gradebook(state: GradingState, course: Path) -> list[SubmissionResult]:

@@ -144,6 +144,9 @@ def test_hand_marks_and_comments_reach_the_page_without_re_execution(graded: Gra
     assert cli.main(["feedback", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "1 submission(s) regenerated, 1 unchanged" in printed and "grades:" in printed
+    alice = next(r for r in run.results if r.student == "alice")
+    alice_row = next(line for line in printed.splitlines() if line.startswith("alice "))
+    assert alice_row.split()[:3] == ["alice", NAME, f"{alice.score + 1.5:g}"]   # the console follows the gradebook
     after = _stamps(out)
     changed = {k for k in before if after[k] != before[k]}
     assert changed == {f"feedback/alice/{NAME}/{NAME}.html"}  # carol's page and every autograded notebook kept
@@ -164,7 +167,6 @@ def test_hand_marks_and_comments_reach_the_page_without_re_execution(graded: Gra
     rows = {r["student_id"]: float(r["raw_score"]) for r in table}
     with Gradebook(f"sqlite:///{out / 'course' / 'gradebook.db'}") as gb:
         assert rows == {s: float(gb.find_submission(NAME, s).score) for s in ("alice", "carol")}
-    alice = next(r for r in run.results if r.student == "alice")
     assert rows["alice"] == alice.score + 1.5
     assert f"| alice | {NAME} | {rows['alice']:g} |" in (out / "report.md").read_text()
 
