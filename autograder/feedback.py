@@ -29,6 +29,7 @@ from nbgrader.preprocessors import ClearHiddenTests
 from .cells import hidden_test_regions, is_answer_cell, is_instructor_cell, is_manual_cell, nbgrader_meta
 from .events import Event, EventKind
 from .offline_maths import install_mathjax
+from .preprocessors.pending_hand_grading import PENDING_NOTE
 from .preprocessors.strip_hidden_tests import MIN_CHARS, normalise
 from .settings import course_config
 from .templating import render
@@ -121,7 +122,8 @@ def fallback_feedback(student: str, assignment: str, notebook: str, exercises: E
                       events: list[Event]) -> str:
     """A score-only feedback page, used when the notebook could not be rendered safely."""
     return render("fallback_feedback.html", student=student, assignment=assignment, notebook=notebook,
-                  exercises=exercises, score=sum(v[0] or 0.0 for v in exercises.values()),
+                  exercises=exercises, pending=[k for k, (got, _) in exercises.items() if got is None],
+                  pending_note=PENDING_NOTE, score=sum(v[0] or 0.0 for v in exercises.values()),
                   max_score=sum(v[1] for v in exercises.values()),
                   notes=[e for e in events if e.kind not in (EventKind.SUSPICIOUS_CODE, EventKind.SANDBOX_OFF)])
 

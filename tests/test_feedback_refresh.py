@@ -102,8 +102,11 @@ def test_pages_render_maths_offline(graded: Graded) -> None:
     out, run = graded
     for student in ("alice", "carol"):
         _offline(_page(out, student))
-    summary = feedback.fallback_feedback("eve", NAME, NAME, {"q4_answer": (None, 2.0)}, [])
+    summary = feedback.fallback_feedback("eve", NAME, NAME, {"ex1_unit": (1.0, 1.0), "q4_answer": (None, 2.0)}, [])
     assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", summary)
+    assert "Still to be marked by hand" in summary and f"q4_answer. {PENDING_NOTE}" in summary
+    marked = feedback.fallback_feedback("eve", NAME, NAME, {"ex1_unit": (1.0, 1.0), "q4_answer": (1.5, 2.0)}, [])
+    assert "Still to be marked" not in marked and PENDING_NOTE not in marked
 
 
 def _forbid_execution(monkeypatch: pytest.MonkeyPatch) -> None:
