@@ -7,9 +7,10 @@ often than the student's own cells do.
 
 * Fixture pages (no kernel): the student's own line is not flagged; the same line also in an output, a test
   cell or anywhere else is; a test cell dressed up as an answer does not count as the student's.
-* Every lecture's solution: the instructor's own solution notebook, as nbgrader's autograde leaves it (test cells
-  restored with their hidden tests), rendered by nbgrader's ``generate_feedback`` with the course's configuration
-  -- without executing it (the false flags come from the sources; the outputs are covered by the grading
+* Every lecture's solution and answer variants (``tests/answer_variants/``): the instructor's own solution
+  notebook, and each variant submission, as nbgrader's autograde leaves them (test cells restored with their
+  hidden tests), rendered by nbgrader's ``generate_feedback`` with the course's configuration -- without
+  executing them (the false flags come from the sources; outputs are covered by the grading and adversarial
   tests): zero leak flags, where the page-wide check of before flagged lecture 05's solution lines.
 """
 
@@ -27,6 +28,7 @@ from nbgrader.apps.api import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from sqlalchemy.exc import SAWarning
 
+import _notebooks as nbs
 from autograder import cells, course, feedback
 from autograder.settings import course_config
 
@@ -118,28 +120,43 @@ def lectures(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]
     return crs, names
 
 
-def test_every_lectures_solution_gets_its_page(lectures: tuple[Path, list[str]]) -> None:
+def test_every_lectures_solution_and_answer_variants_get_their_page(lectures: tuple[Path, list[str]]) -> None:
+    """The instructor's solution and every answer variant of ``tests/answer_variants/`` (correct alternatives and
+    wrong answers, each as a student would hand it in): zero leak flags on each page."""
     crs, names = lectures
     hidden = feedback.hidden_test_lines(crs)
     config = course_config(crs)
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     flagged_before: dict[str, int] = {}
+    pages = 0
     for name in names:
-        nb, source = _autograded_solution(crs, name)
-        nbformat.write(nb, _mkdir(crs / "autograded" / "instructor" / name) / f"{name}.ipynb")
+        solution, source = _autograded_solution(crs, name)
+        students = {"instructor": solution}
+        for student, answers in nbs.variant_students(name).items():
+            nb = solution
+            for aid, code in answers.items():
+                nb = cells.set_answer(nb, aid, code)
+            students[student] = nb
         with warnings.catch_warnings(), Gradebook(f"sqlite:///{crs / 'gradebook.db'}") as gb:
             warnings.simplefilter("ignore", SAWarning)  # nbgrader's own add_submission triggers these
-            gb.update_or_create_student("instructor")
-            gb.add_submission(name, "instructor")
-        result = api.generate_feedback(name, "instructor", force=True)
+            for student, nb in students.items():
+                nbformat.write(nb, _mkdir(crs / "autograded" / student / name) / f"{name}.ipynb")
+                gb.update_or_create_student(student)
+                gb.add_submission(name, student)
+        result = api.generate_feedback(name, force=True)   # every student's page, in one nbgrader run
         assert result["success"], result.get("error")
-        page = (crs / "feedback" / "instructor" / name / f"{name}.html").read_text()
         lines = hidden[name][name]
-        assert "hidden tests are not shown" in page, name
-        assert feedback.leaked_hidden_lines(page, lines, feedback.own_text(nb, source)) == [], name
+        for student, nb in students.items():
+            page = (crs / "feedback" / student / name / f"{name}.html").read_text()
+            assert "hidden tests are not shown" in page, (name, student)
+            assert feedback.leaked_hidden_lines(page, lines, feedback.own_text(nb, source)) == [], (name, student)
+            pages += 1
+        page = (crs / "feedback" / "instructor" / name / f"{name}.html").read_text()
         flagged_before[name] = len(feedback.leaked_hidden_lines(page, lines))
+    print(f"{pages} pages without a leak flag; hidden lines the page-wide check flagged on each solution's page:",
+          flagged_before)
+    assert pages > 2 * len(names)
     # the page-wide check of before flagged the instructor's own solution lines (issue 26): lecture 05 among them
-    print("hidden lines flagged by the page-wide check on each solution's page:", flagged_before)
     assert flagged_before["05_renyi_zcdp"] > 0, flagged_before
 
 
