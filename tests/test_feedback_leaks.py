@@ -12,6 +12,7 @@ often than the student's own cells do.
   hidden tests), rendered by nbgrader's ``generate_feedback`` with the course's configuration -- without
   executing them (the false flags come from the sources; outputs are covered by the grading and adversarial
   tests): zero leak flags, where the page-wide check of before flagged lecture 05's solution lines.
+* Lecture 05's page in Chromium without network: its maths is typeset by the local MathJax copy, without error.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import copy
 import warnings
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 import pytest
@@ -26,6 +28,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook
 from nbgrader.apps.api import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
+from playwright.sync_api import sync_playwright
 from sqlalchemy.exc import SAWarning
 
 import _notebooks as nbs
@@ -33,6 +36,9 @@ from autograder import cells, course, feedback
 from autograder.settings import course_config
 
 pytestmark = pytest.mark.xdist_group("nbgrader-leaks")
+
+CHROMIUM = Path("/usr/bin/chromium")
+"""Debian's chromium, as the browser test uses it (``tests/browser/``)."""
 
 SECRET = 'expected = gaussian_rdp(alpha=2.0, sigma=1.5)  # HIDDEN-TOKEN'
 """A solution line that a hidden test repeats (the pattern behind lecture 05's false flags)."""
@@ -112,23 +118,21 @@ def _autograded_solution(crs: Path, name: str) -> tuple[NotebookNode, NotebookNo
     return nb, source
 
 
+class Pages(NamedTuple):
+    course: Path
+    notebooks: dict[tuple[str, str], tuple[NotebookNode, NotebookNode]]   # (lecture, student) -> (graded, source)
+
+
 @pytest.fixture(scope="module")
-def lectures(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+def pages(tmp_path_factory: pytest.TempPathFactory) -> Pages:
+    """Every lecture's solution (student ``instructor``) and answer variants (``alt<i>``, ``wrong<i>``, see
+    ``tests/_notebooks.py``), autograded as nbgrader leaves them, and their pages from ``generate_feedback``."""
     names = course.assignments()
     assert len(names) >= 7, names
     crs = course.make_course(tmp_path_factory.mktemp("lectures") / "course", names)
-    return crs, names
-
-
-def test_every_lectures_solution_and_answer_variants_get_their_page(lectures: tuple[Path, list[str]]) -> None:
-    """The instructor's solution and every answer variant of ``tests/answer_variants/`` (correct alternatives and
-    wrong answers, each as a student would hand it in): zero leak flags on each page."""
-    crs, names = lectures
-    hidden = feedback.hidden_test_lines(crs)
     config = course_config(crs)
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-    flagged_before: dict[str, int] = {}
-    pages = 0
+    notebooks = {}
     for name in names:
         solution, source = _autograded_solution(crs, name)
         students = {"instructor": solution}
@@ -143,21 +147,58 @@ def test_every_lectures_solution_and_answer_variants_get_their_page(lectures: tu
                 nbformat.write(nb, _mkdir(crs / "autograded" / student / name) / f"{name}.ipynb")
                 gb.update_or_create_student(student)
                 gb.add_submission(name, student)
+                notebooks[name, student] = (nb, source)
         result = api.generate_feedback(name, force=True)   # every student's page, in one nbgrader run
         assert result["success"], result.get("error")
-        lines = hidden[name][name]
-        for student, nb in students.items():
-            page = (crs / "feedback" / student / name / f"{name}.html").read_text()
-            assert "hidden tests are not shown" in page, (name, student)
-            assert feedback.leaked_hidden_lines(page, lines, feedback.own_text(nb, source)) == [], (name, student)
-            pages += 1
-        page = (crs / "feedback" / "instructor" / name / f"{name}.html").read_text()
-        flagged_before[name] = len(feedback.leaked_hidden_lines(page, lines))
-    print(f"{pages} pages without a leak flag; hidden lines the page-wide check flagged on each solution's page:",
-          flagged_before)
-    assert pages > 2 * len(names)
+    return Pages(crs, notebooks)
+
+
+def _html(pages: Pages, name: str, student: str) -> str:
+    return (pages.course / "feedback" / student / name / f"{name}.html").read_text()
+
+
+def test_every_lectures_solution_and_answer_variants_get_their_page(pages: Pages) -> None:
+    """The instructor's solution and every answer variant of ``tests/answer_variants/`` (correct alternatives and
+    wrong answers, each as a student would hand it in): zero leak flags on each page."""
+    hidden = feedback.hidden_test_lines(pages.course)
+    for (name, student), (nb, source) in pages.notebooks.items():
+        html = _html(pages, name, student)
+        assert "hidden tests are not shown" in html, (name, student)
+        assert feedback.leaked_hidden_lines(html, hidden[name][name], feedback.own_text(nb, source)) == [], (
+            name, student)
+    names = sorted({name for name, _ in pages.notebooks})
+    assert len(pages.notebooks) > 2 * len(names)
+    flagged_before = {name: len(feedback.leaked_hidden_lines(_html(pages, name, "instructor"), hidden[name][name]))
+                      for name in names}
+    print(f"{len(pages.notebooks)} pages without a leak flag; hidden lines the page-wide check flagged on each "
+          f"solution's page: {flagged_before}")
     # the page-wide check of before flagged the instructor's own solution lines (issue 26): lecture 05 among them
     assert flagged_before["05_renyi_zcdp"] > 0, flagged_before
+
+
+def test_maths_render_offline_in_a_browser(pages: Pages) -> None:
+    """Lecture 05's page in Chromium with no name resolving: MathJax comes from the local copy and typesets every
+    formula without an error, and the page asks for nothing but local files."""
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no browser: {CHROMIUM} is missing (python3 run.py test installs Debian's chromium)")
+    page = pages.course / "feedback" / "instructor" / "05_renyi_zcdp" / "05_renyi_zcdp.html"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                     args=["--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND"])
+        try:
+            tab = browser.new_page()
+            asked: list[str] = []
+            tab.on("request", lambda r: asked.append(r.url))
+            tab.goto(page.as_uri())
+            tab.wait_for_function("window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 && "
+                                  "document.querySelectorAll('.MathJax').length > 0", timeout=120_000)
+            typeset = tab.evaluate("document.querySelectorAll('.MathJax').length")
+            errors = tab.evaluate("Array.from(document.querySelectorAll('.MathJax_Error, merror'))"
+                                  ".map(e => e.textContent)")
+        finally:
+            browser.close()
+    assert typeset > 100 and errors == [], (typeset, errors[:5])
+    assert [u for u in asked if not u.startswith(("file:", "about:", "data:"))] == []
 
 
 def _mkdir(path: Path) -> Path:
