@@ -5,7 +5,7 @@
     python3 run.py lab --headless   only serve it (no browser); prints the URL with its token
     python3 run.py lab --instructor the same, with nbgrader's instructor tools (Formgrader, Create Assignment)
     python3 run.py test             run the whole test suite (installs the developer tools and chromium)
-    python3 run.py course ARGS...   the instructor / student CLI (release, grade, check, demo)
+    python3 run.py course ARGS...   the instructor / student CLI (release, grade, feedback, check, demo)
     python3 run.py html [-o DIR]    a read-only HTML version of every lecture (executed solutions)
     python3 run.py lite [-o DIR]    a JupyterLite site: the course in the browser, nothing to install
     python3 run.py setup [--dev]    only create or refresh the virtual environment
@@ -263,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", default=None, help="pytest-xdist workers (default: number of cores, at most 4)")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_test)
-    p = sub.add_parser("course", help="the dp-course CLI: release, grade, check, demo")
+    p = sub.add_parser("course", help="the dp-course CLI: release, grade, feedback, check, demo")
     p.add_argument("course_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_course)
     p = sub.add_parser("html", add_help=False, help="build a read-only HTML version of every lecture (--help)")
