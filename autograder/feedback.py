@@ -9,10 +9,11 @@ that still shows one -- or that nbgrader could not produce -- is replaced by a s
 
 The check tells a hidden test's text from the student's own: an instructor's solution line (``var_a = ...``) may
 also occur in a hidden test, and a student who wrote the same line sees it in their own answer cell.  So every
-occurrence of a hidden line on the page must be accounted for by the student's own answer cells
-(:func:`own_text`, their sources as handed in); one more occurrence -- in a test cell, an output, anywhere else
--- is a leak.  The count is made on the page's text, not on its markup, which a student's Markdown answer can
-imitate.  Pages are published beside a local copy of MathJax (:func:`autograder.offline_maths.install_mathjax`).
+occurrence of a hidden line on the page must be accounted for by the student's own cells (:func:`own_text`:
+the cells nbgrader took from the submission, as handed in); one more occurrence -- in a test cell, an output,
+anywhere else -- is a leak.  The count is made on the page's text, not on its markup, which a student's
+Markdown answer can imitate.  Pages are published beside a local copy of MathJax
+(:func:`autograder.offline_maths.install_mathjax`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import ClearHiddenTests
 
-from .cells import hidden_test_regions, is_answer_cell, is_instructor_cell, is_manual_cell, nbgrader_meta
+from .cells import grade_id, hidden_test_regions, is_instructor_cell
 from .events import Event, EventKind
 from .offline_maths import install_mathjax
 from .preprocessors.pending_hand_grading import PENDING_NOTE
@@ -72,20 +73,17 @@ def hidden_test_lines(course: Path) -> dict[str, dict[str, list[str]]]:
 
 
 def own_text(graded: nbformat.NotebookNode, source: nbformat.NotebookNode) -> list[str]:
-    """The student's own text in a graded notebook: the sources of its answer cells, as handed in.
+    """The student's own text in a graded notebook: the sources of the cells nbgrader took from the submission.
 
-    A cell counts when its ``grade_id`` is an answer cell (autograded or hand-graded) of the instructor's
-    ``source`` notebook that nbgrader does not restore (not locked there): its source on the page is then the
-    student's, never the gradebook's.  A cell whose ``grade_id`` occurs twice counts for neither.
+    nbgrader's autograde restores the source of the instructor's cells (locked cells: test cells, read-only
+    text) from the gradebook and of nothing else, so every other cell -- answer cells, written answers, cells the
+    student added -- shows on the page what the student handed in.  Left out: a cell locked in ``graded``, and a
+    cell carrying the ``grade_id`` of a locked cell of the instructor's ``source`` notebook (whatever its
+    metadata claims).
     """
-    answers = {str(nbgrader_meta(c)["grade_id"]) for c in source.cells
-               if (is_answer_cell(c) or is_manual_cell(c)) and not is_instructor_cell(c)}
-    seen: dict[str, list[str]] = {}
-    for cell in graded.cells:
-        gid = nbgrader_meta(cell).get("grade_id")
-        if gid in answers and not is_instructor_cell(cell):
-            seen.setdefault(str(gid), []).append(str(cell.source))
-    return [texts[0] for texts in seen.values() if len(texts) == 1]
+    restored = {cells_grade_id for c in source.cells if is_instructor_cell(c) and (cells_grade_id := grade_id(c))}
+    return [str(cell.source) for cell in graded.cells
+            if not is_instructor_cell(cell) and grade_id(cell) not in restored]
 
 
 def leaked_hidden_lines(html_text: str, hidden_lines: Iterable[str], own: Iterable[str] = ()) -> list[str]:

@@ -17,7 +17,6 @@ often than the student's own cells do.
 
 from __future__ import annotations
 
-import copy
 import warnings
 from pathlib import Path
 from typing import NamedTuple
@@ -90,16 +89,24 @@ def test_a_leak_without_the_line_in_the_answer_is_caught() -> None:
     assert feedback.leaked_hidden_lines(_page("x = 1", f"caller said: {SECRET}"), [SECRET], own) == [SECRET]
 
 
-def test_only_the_students_answer_cells_count_as_theirs() -> None:
+def test_the_students_own_cells_are_those_nbgrader_takes_from_the_submission() -> None:
     source = _source()
+    # a cell the student added (a scratch copy of their answer) is theirs too
+    scratch = _graded(SECRET)
+    scratch.cells.append(nbformat.v4.new_code_cell(SECRET))
+    assert feedback.own_text(scratch, source) == [SECRET, SECRET]
+    page = _page(SECRET, SECRET, "assert True\n# (hidden tests are not shown)")
+    assert feedback.leaked_hidden_lines(page, [SECRET], feedback.own_text(scratch, source)) == []
     # a test cell relabelled as an answer by its metadata: its grade_id is a test cell's in the source
     fake = _graded("x = 1", SECRET)
     fake.cells[1].metadata["nbgrader"].update(solution=True, grade=False, locked=False)
     assert feedback.own_text(fake, source) == ["x = 1"]
-    # two cells claiming the same answer: neither counts
-    twice = _graded(SECRET)
-    twice.cells.append(copy.deepcopy(twice.cells[0]))
-    assert feedback.own_text(twice, source) == []
+    # a cell locked in the graded notebook is the instructor's, whatever its grade_id
+    locked = _graded("x = 1")
+    locked.cells.append(_cell(SECRET, "other", solution=False, grade=True, locked=True))
+    assert feedback.own_text(locked, source) == ["x = 1"]
+    assert feedback.leaked_hidden_lines(_page("x = 1", SECRET), [SECRET], feedback.own_text(locked, source)) == [
+        SECRET]
 
 
 # --------------------------------------------------------------------------------------------------------

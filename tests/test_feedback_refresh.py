@@ -10,17 +10,20 @@ A toy class (alice: full solution; carol: a wrong Exercise 2) is graded once; th
 * no page holds a hidden test line;
 * ``nbgrader generate_feedback`` run in the course folder, and the call Formgrader's *Generate Feedback* button
   makes (``NbGraderAPI.generate_feedback`` with the course's configuration, as nbgrader's
-  ``server_extensions/formgrader/apihandlers.py`` does), strip the hidden tests too.
+  ``server_extensions/formgrader/apihandlers.py`` does), strip the hidden tests too;
+* a regenerated page that would still show a hidden line becomes the score-only summary, flagged in the report.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import io
 import re
 from pathlib import Path
 
 import jupyter_client
+import nbformat
 import nbclient
 import pytest
 from nbgrader.api import Gradebook
@@ -213,3 +216,23 @@ def test_feedback_of_a_folder_without_a_gradebook_is_refused(tmp_path: Path,
     assert cli.main(["feedback", str(tmp_path / "nowhere")]) == 2
     err = capsys.readouterr().err
     assert "OUTPUT must be the output folder of dp-course grade" in err and "nowhere" in err
+
+
+def test_a_page_that_would_show_a_hidden_line_is_replaced_by_the_summary(graded: Graded) -> None:
+    """Every regenerated page is checked before it is published: a hidden line that reached the notebook
+    outside a hidden-test region (here a Markdown cell, which the stripping does not touch) is caught."""
+    out, run = graded
+    autograded = out / "course" / "autograded" / "carol" / NAME / f"{NAME}.ipynb"
+    nb = nbformat.read(autograded, as_version=4)
+    hidden = feedback.hidden_test_lines(out / "course")[NAME][NAME]
+    nb.cells.append(nbformat.v4.new_markdown_cell(f"quoted: `{hidden[0]}`"))
+    nbformat.write(nb, autograded)
+    done = refresh_feedback(out)
+    assert done.regenerated == [f"carol/{NAME}"]                     # its digest changed with its notebook
+    assert done.summaries == [f"feedback/carol/{NAME}/{NAME}.html"]
+    html = _page(out, "carol").read_text()
+    assert f"Feedback for carol: {NAME} / {NAME}" in html and "hidden test code was found" in html
+    _no_hidden_test(out, html, "carol")
+    state = json.loads((out / "state.json").read_text())["submissions"][f"carol/{NAME}"]["result"]
+    assert [e["kind"] for e in state["events"]].count("feedback_fallback") == 1
+    assert "feedback replaced by a summary" in (out / "report.md").read_text()
