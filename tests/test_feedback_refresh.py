@@ -220,12 +220,14 @@ def test_feedback_of_a_folder_without_a_gradebook_is_refused(tmp_path: Path,
 
 def test_a_page_that_would_show_a_hidden_line_is_replaced_by_the_summary(graded: Graded) -> None:
     """Every regenerated page is checked before it is published: a hidden line that reached the notebook
-    outside a hidden-test region (here a Markdown cell, which the stripping does not touch) is caught."""
+    outside a hidden-test region (here the instructor's locked question text, which the stripping does not touch,
+    quoting one) is caught."""
     out, run = graded
     autograded = out / "course" / "autograded" / "carol" / NAME / f"{NAME}.ipynb"
     nb = nbformat.read(autograded, as_version=4)
     hidden = feedback.hidden_test_lines(out / "course")[NAME][NAME]
-    nb.cells.append(nbformat.v4.new_markdown_cell(f"quoted: `{hidden[0]}`"))
+    question = nb.cells[hostile.cell_index(nb, "q4_text")]
+    question.source += f"\n\nFor instance: `{hidden[0]}`"
     nbformat.write(nb, autograded)
     done = refresh_feedback(out)
     assert done.regenerated == [f"carol/{NAME}"]                     # its digest changed with its notebook
