@@ -14,9 +14,9 @@ in the gradebook (``OUTPUT/course/gradebook.db``), and the pages written by ``gr
    so, MathJax from a local copy).
 3. **Published as ``grade`` publishes**: :func:`autograder.feedback.publish_feedback` checks each page for hidden
    test lines before it goes to ``OUTPUT/feedback/<student>/<assignment>/`` (else a score-only summary).
-4. **The rest follows the gradebook**: each submission's recorded result (``state.json``) takes its scores from
-   the gradebook, then ``grades.csv`` (:func:`autograder.gradebook.export_grades`) and the report
-   (:func:`autograder.report.write_report`) are written again.
+4. **The rest follows the gradebook**: each regenerated submission's recorded result (``state.json`` and the
+   run's ``results.json``) gets its new pages and feedback events, then :func:`autograder.outputs.refresh` writes
+   ``grades.csv``, the LMS exports, the report and the grade table from the gradebook (as ``dp-course report``).
 """
 
 from __future__ import annotations
@@ -30,17 +30,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Gradebook
 from nbgrader.apps.api import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 
 from .events import Event, EventKind
 from .feedback import hidden_test_lines, publish_feedback
-from .gradebook import db_url, export_grades, read_scores
+from .gradebook import db_url, read_scores
 from .offline_maths import feedback_exporter_config
-from .report import write_report
-from .results import GradeRun, SubmissionResult
+from .outputs import load_run, refresh
+from .results import SubmissionResult
 from .settings import FEEDBACK_STEPS, course_config
 from .state import GradingState, OutputFolder
 
@@ -74,6 +74,7 @@ class FeedbackRefresh:
     report_html: Path | None
     seconds: float
     table: str = ""                 # the grade table, from the gradebook (as the report shows it)
+    lms_exports: list[Path] = dataclasses.field(default_factory=list)
 
     def describe(self) -> str:
         """The grade table and a few lines for the command line."""
@@ -84,6 +85,7 @@ class FeedbackRefresh:
             lines.append(f"note: {len(self.summaries)} page(s) are a score-only summary (see the report): "
                          + ", ".join(self.summaries[:5]) + (" ..." if len(self.summaries) > 5 else ""))
         lines.append(f"grades:   {self.grades_csv}")
+        lines += [f"LMS:      {path}" for path in self.lms_exports]
         lines.append(f"report:   {self.report_html}")
         return "\n".join(lines)
 
@@ -203,6 +205,7 @@ def refresh_feedback(output_dir: Path, *, everything: bool = False) -> FeedbackR
         raise ValueError(f"OUTPUT must be the output folder of dp-course grade (with course/gradebook.db inside), "
                          f"got {str(output_dir)!r}, which has no {course / 'gradebook.db'}")
     state = GradingState.load(folder.state_file)
+    run = load_run(folder.root)
     index = _load_index(folder.feedback)
     submissions = _submissions(course)
     todo = [key for key, (student, assignment, notebooks, digest) in submissions.items()
@@ -211,6 +214,7 @@ def refresh_feedback(output_dir: Path, *, everything: bool = False) -> FeedbackR
     log.info("feedback: %d submission(s) to regenerate, %d unchanged", len(todo), len(submissions) - len(todo))
     api = _feedback_api(course)
     hidden = hidden_test_lines(course) if todo else {}
+    recorded = {f"{r.student}/{r.assignment}": r for r in run.results}
     summaries: list[str] = []
     for key in todo:
         student, assignment, notebooks, digest = submissions[key]
@@ -218,7 +222,8 @@ def refresh_feedback(output_dir: Path, *, everything: bool = False) -> FeedbackR
         if not result.get("success"):
             log.warning("feedback: nbgrader could not render %s: %s", key, (result.get("error") or "")[-400:])
         known = _entry(state, key)
-        events = [e for e in (known[1].events if known else []) if e.kind is not EventKind.FEEDBACK_FALLBACK]
+        before = known[1].events if known else recorded[key].events if key in recorded else []
+        events = [e for e in before if e.kind is not EventKind.FEEDBACK_FALLBACK]
         exercises = read_scores(course / "gradebook.db", assignment, student)[2]
         pages = publish_feedback(course, folder.root, student, assignment, notebooks,
                                  rendered=bool(result.get("success")), expected=True,
@@ -231,39 +236,8 @@ def refresh_feedback(output_dir: Path, *, everything: bool = False) -> FeedbackR
         if known:
             known[1].events, known[1].feedback = events, pages
             state.record(key, known[0], known[1])
-    results = _results_from_gradebook(state, course)
-    export_grades(course, folder.grades_csv)
-    run = _grade_run(folder, results, time.monotonic() - t0)
-    write_report(run)
-    return FeedbackRefresh(folder.root, todo, sorted(set(submissions) - set(todo)), summaries, folder.grades_csv,
-                           run.report_html, time.monotonic() - t0, run.table())
-
-
-def _results_from_gradebook(state: GradingState, course: Path) -> list[SubmissionResult]:
-    """Every recorded result with its scores read again from the gradebook (hand marks included); saved."""
-    for key in sorted(state.data["submissions"]):
-        known = _entry(state, key)
-        if known is None:
-            continue
-        h, result = known
-        try:
-            result.score, result.max_score, result.exercises, result.needs_manual_grade = read_scores(
-                course / "gradebook.db", result.assignment, result.student)
-        except MissingEntry:
-            continue
-        state.record(key, h, result)
-    return state.results(set())
-
-
-def _grade_run(folder: OutputFolder, results: list[SubmissionResult], seconds: float) -> GradeRun:
-    """The report's input: the refreshed results, with what the last grading run said about its intake."""
-    try:
-        last = json.loads((folder.root / "results.json").read_text())
-    except (OSError, ValueError):
-        last = {}
-    return GradeRun(output_dir=folder.root, results=results,
-                    unmatched=[(str(a), str(b)) for a, b in last.get("unmatched", [])],
-                    duplicates=[(str(a), str(b)) for a, b in last.get("duplicates", [])],
-                    layout=str(last.get("layout", "")), sandbox=str(last.get("sandbox", "")), sandbox_warning=None,
-                    workers=int(last.get("workers", 0)), graded_now=0, skipped=len(results), seconds=seconds,
-                    notebooks_graded=0, grades_csv=folder.grades_csv)
+        if key in recorded:
+            recorded[key].events, recorded[key].feedback = list(events), pages
+    run = refresh(folder.root, run)  # grades.csv, LMS exports, report, results.json, console: from the gradebook
+    return FeedbackRefresh(folder.root, todo, sorted(set(submissions) - set(todo)), summaries, run.grades_csv,
+                           run.report_html, time.monotonic() - t0, run.table(), list(run.lms_exports))
