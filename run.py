@@ -7,8 +7,8 @@
                                     (= dp-course formgrade OUTPUT; OUTPUT is what dp-course grade -o wrote)
     python3 run.py lab --instructor the course with nbgrader's Create Assignment toolbar (writing lectures)
     python3 run.py test             run the whole test suite (installs the developer tools and chromium)
-    python3 run.py course ARGS...   the instructor / student CLI (dp-course: release, grade, formgrade, report,
-                                    check, ...); paths are relative to where you type it
+    python3 run.py course ARGS...   the instructor / student CLI (dp-course: release, grade, formgrade, feedback,
+                                    report, check, ...); paths are relative to where you type it
     python3 run.py html [-o DIR]    a read-only HTML version of every lecture (executed solutions)
     python3 run.py lite [-o DIR]    a JupyterLite site: the course in the browser, nothing to install
     python3 run.py setup [--dev]    only create or refresh the virtual environment

@@ -1,4 +1,5 @@
-"""``dp-course``: the command line of the course kit (release, grade, formgrade, report, check, demo, student-copy).
+"""``dp-course``: the command line of the course kit (release, grade, formgrade, feedback, report, check, demo,
+student-copy).
 
 Installed with the package (``pip install -e .`` / ``python3 run.py setup``); also ``python3 run.py course ...``.
 Each subcommand has ``--help`` with examples.
@@ -18,6 +19,7 @@ from .checking import check_notebook
 from .course import SOLUTIONS_DIR, assignments, course_folder
 from .deadlines import parse_due
 from .demo import run_demo
+from .feedback_refresh import refresh_feedback
 from .grading import grade
 from .limits import Limits
 from .outputs import refresh
@@ -33,6 +35,7 @@ The differential-privacy course kit.
   release       regenerate the student notebooks (notebooks/) from the instructor sources (solutions/)
   grade         grade a folder or zip of submissions: grades.csv, an LMS export, per-student feedback, a report
   formgrade     hand-grade the written answers of a grading run in nbgrader's Formgrader (with mark schemes)
+  feedback      after hand grading: regenerate the changed feedback pages (no re-run), then as report
   report        rewrite grades.csv, the LMS export and the report from the gradebook (after hand grading)
   check         check your own notebook against the visible tests, as the grader runs them
   demo          grade a small sample class (including hostile submissions) in a temporary course
@@ -63,13 +66,29 @@ everything). Output folder: grades.csv (one row per student and lecture; blank s
 grades_lms.csv (one row per student, a column per lecture, the LMS's id; lms/ holds Canvas's and Moodle's own
 import files when their file names were graded), feedback/<student>/<lecture>/<notebook>.html (hidden tests
 removed), report.html / report.md / scores.png, and course/ (an nbgrader course directory with the gradebook).
-Hand-grade the written answers with `dp-course formgrade OUTPUT`; then `dp-course report OUTPUT` rewrites the
-grades and the report.
+Hand-grade the written answers with `dp-course formgrade OUTPUT`; then `dp-course feedback OUTPUT` brings the
+pages up to date (nothing re-run) and rewrites the grades and the report (`dp-course report OUTPUT` does only
+the latter).
 
 Due dates (--due, repeatable) are kept in the gradebook: later runs flag late work without repeating them. A
 submission's time is nbgrader's timestamp.txt, else the LMS's: a zip member's date or a file's modification
 time (unzip keeps the LMS's times; a plain copy does not). Canvas's LATE marker is flagged as well. Two files
 of one student and lecture: the newer is graded; at equal times the copy "x (1).ipynb" / "x-1.ipynb" wins.
+"""
+
+_FEEDBACK_EXAMPLES = """\
+examples:
+  dp-course feedback grading/          regenerate the pages whose grades or comments changed
+  dp-course feedback grading/ --all    regenerate every page
+
+After dp-course grade, mark the written answers and add comments with nbgrader's Formgrader (they are stored in
+OUTPUT/course/gradebook.db). This command then regenerates the feedback page of every submission whose grades
+or comments changed since its page was written, from the notebooks already graded: nothing is executed again.
+Each page shows the hand marks and comments, no hidden test (a page that would show one is replaced by a
+score-only summary and flagged in the report), says which written answers are still to be marked by hand, and
+renders its maths offline (MathJax is copied into OUTPUT/feedback/_static/). Then, as `dp-course report`, it
+prints the grade table and rewrites grades.csv, the LMS exports and the report from the gradebook.
+Pages: OUTPUT/feedback/<student>/<lecture>/<notebook>.html.
 """
 
 _REPORT_EXAMPLES = """\
@@ -195,6 +214,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "benchmark comparison; a submission can then tamper with its tests). Default: tests run "
                         "in a separate trusted kernel that decides the verdicts")
 
+    p = sub.add_parser("feedback", help="regenerate feedback after hand grading (no re-execution)",
+                       epilog=_FEEDBACK_EXAMPLES, formatter_class=fmt,
+                       description="Bring the feedback pages, grades.csv, the LMS exports and the report of a grading "
+                       "output folder up to date with its gradebook (hand marks, comments), without running any "
+                       "notebook.")
+    p.add_argument("output", type=Path, metavar="OUTPUT", help="the output folder of dp-course grade (./grading)")
+    p.add_argument("--all", action="store_true", dest="everything",
+                   help="regenerate every page, not only those whose grades or comments changed")
+
     p = sub.add_parser("report", help="rewrite grades and report from the gradebook (after hand grading)",
                        epilog=_REPORT_EXAMPLES, formatter_class=fmt,
                        description="Print the grade table and rewrite grades.csv, the LMS exports and the report "
@@ -306,6 +334,10 @@ def _run(args: argparse.Namespace) -> int:
             if run.unmatched:
                 print(f"note: {len(run.unmatched)} file(s) could not be matched to a student and a lecture; "
                       "see the report")
+            return 0
+        if args.command == "feedback":
+            done = refresh_feedback(args.output, everything=args.everything)
+            print(done.describe())
             return 0
         if args.command == "report":
             run = refresh(args.output)
