@@ -20,6 +20,7 @@ __all__ = [
     "check_real",
     "check_real_array",
     "check_int",
+    "check_bool",
     "check_probability",
     "check_pmf",
     "check_pmf_pair",
@@ -140,6 +141,17 @@ def check_int(name: str, value: Any, *, lo: int | None = 1, hi: int | None = Non
     if (lo is not None and k < lo) or (hi is not None and k > hi):
         raise ValueError(f"{name} must be an integer {rng_text}, got {k}")
     return k
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` as a ``bool`` after checking it is ``True`` or ``False`` (a Python or numpy bool).
+
+    Nothing else is accepted: ``None``, ``0`` or ``"yes"`` would otherwise be read by truthiness, and a
+    flag such as ``pessimistic=None`` would silently pick the other side of a bound.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {_fmt(value)} of type {type(value).__name__}")
+    return bool(value)
 
 
 def check_epsilon(value: Any, name: str = "epsilon", *, allow_zero: bool = True,

@@ -126,14 +126,16 @@ def rounding_tolerance(profile: LossProfile, value_step: float) -> float:
 
     It must exceed the rounding of ``ln p - ln q`` in the far tails (a few ulps of ``|ln p|``, ~1e-14 at the
     1e-15 quantile), or an atom sitting exactly on a grid point (the plateaus of the Laplace loss) could fall
-    into the neighbouring bucket: ``max(1e-9 * value_step, 256 ulp * max(1, |ln p| + |loss|))``.
+    into the neighbouring bucket: ``max(min(1e-9 * value_step, 1e-12), 256 ulp * max(1, |ln p| + |loss|))``.
+    It is an absolute rounding allowance, not a fraction of the step: a loss ``1e-3`` above a grid point of a
+    grid with step ``1e6`` is not on the point (counting it there would put a pessimistic bound below the truth).
 
     Raises:
         ValueError: if ``value_step`` is not at least 100 times this tolerance.
     """
     p_tails = profile.p_dist.logpdf(profile.probe[[0, -1]])
     log_scale = float(np.max(np.abs(p_tails))) + float(np.max(np.abs(profile.values)))
-    tol = max(1e-9 * value_step, 256 * np.finfo(float).eps * max(1.0, log_scale))
+    tol = max(min(1e-9 * value_step, 1e-12), 256 * np.finfo(float).eps * max(1.0, log_scale))
     if tol >= 0.01 * value_step:
         raise ValueError(f"value_step must be > {100 * tol:.3g} for these densities (rounding of their log "
                          f"densities is ~{tol:.1g}), got {value_step:g}")
@@ -149,6 +151,8 @@ def loss_range(profile: LossProfile, loss_bounds: tuple[float, float] | None) ->
     l_bot, l_top = profile.low, profile.high
     if loss_bounds is None:
         return l_bot, l_top
+    if not isinstance(loss_bounds, (tuple, list)) or len(loss_bounds) != 2:
+        raise ValueError(f"loss_bounds must be None or a pair (lower, upper) of reals, got {loss_bounds!r}")
     b_lo = check_real("loss_bounds[0]", loss_bounds[0])
     b_hi = check_real("loss_bounds[1]", loss_bounds[1], lo=b_lo)
     if l_bot < b_lo - 1e-9 * max(1.0, abs(b_lo)) or l_top > b_hi + 1e-9 * max(1.0, abs(b_hi)):
