@@ -117,7 +117,7 @@ def sample_leaky_randomized_response(epsilon: Any, delta: Any, size: Any, rng: A
     p_u, p_v = leaky_randomized_response(epsilon, delta)
     shape = _check_size(size)
     rng = check_rng(rng)
-    if variable not in ("U", "V"):
+    if not isinstance(variable, str) or variable not in ("U", "V"):
         raise ValueError(f'variable must be "U" or "V", got {variable!r}')
     return inverse_cdf_sample(p_u if variable == "U" else p_v, rng.random(shape))
 

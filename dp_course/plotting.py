@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
 from numpy.typing import ArrayLike
 
-from ._validation import check_delta, check_epsilon, check_pmf_pair, check_real_array
+from ._validation import check_delta, check_epsilon, check_int, check_pmf_pair, check_real, check_real_array
 from .composition import advanced_composition, basic_composition, optimal_composition_epsilon
 from .pld import DiscretePLD, GaussianPLD, GridPLD, PrivacyLossDistribution
 
@@ -83,7 +83,17 @@ def new_figure(ncols: int = 1, figsize: tuple[float, float] | None = None) -> tu
 
     Returns:
         ``(figure, axes)`` with ``axes`` a list of ``ncols`` Axes.
+
+    Raises:
+        ValueError: if ``ncols`` is not an integer in [1, 20] or ``figsize`` is not ``None`` or a pair of
+            sizes in (0, 100] inches.
     """
+    ncols = check_int("ncols", ncols, lo=1, hi=20)
+    if figsize is not None:
+        if not isinstance(figsize, (tuple, list)) or len(figsize) != 2:
+            raise ValueError(f"figsize must be None or a pair (width, height) in inches, got {figsize!r}")
+        figsize = (check_real("figsize[0]", figsize[0], lo=0.0, hi=100.0, lo_open=True),
+                   check_real("figsize[1]", figsize[1], lo=0.0, hi=100.0, lo_open=True))
     with course_style():
         fig = Figure(figsize=figsize or (7.5 if ncols == 1 else 4.0 * ncols, 4.0))
         FigureCanvasAgg(fig)
@@ -100,6 +110,7 @@ def tex_number(x: float) -> str:
     >>> tex_number(1e-6), tex_number(2.5e-7), tex_number(0.05)
     ('10^{-6}', '2.5 \\times 10^{-7}', '0.05')
     """
+    x = check_real("x", x, allow_inf=True)
     if x == 0 or not np.isfinite(x) or 1e-3 <= abs(x) < 1e4:
         return f"{x:g}"
     mantissa, exponent = f"{x:.3g}".split("e")
@@ -108,6 +119,8 @@ def tex_number(x: float) -> str:
 
 
 def _axes(ax: Axes | None) -> Axes:
+    if ax is not None and not isinstance(ax, Axes):
+        raise ValueError(f"ax must be None or a matplotlib Axes (e.g. from new_figure()), got {type(ax).__name__}")
     if ax is None:
         with course_style():
             _, ax = plt.subplots()

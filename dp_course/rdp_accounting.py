@@ -41,7 +41,7 @@ CONVERSIONS = ("improved", "classic")
 
 
 def _check_method(method: Any) -> str:
-    if method not in CONVERSIONS:
+    if not isinstance(method, str) or method not in CONVERSIONS:
         raise ValueError(f"method must be one of {CONVERSIONS}, got {method!r}")
     return method
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import check_alpha, check_real
+from ._validation import check_alpha, check_gaussian_mu, check_real
 from .divergences import renyi_divergence
 from .mechanisms import (MECHANISMS, GaussianMechanism, KaryRandomizedResponse, LaplaceMechanism, Mechanism,
                          NameAndShame, RandomizedResponse, mechanism_argument)
@@ -105,7 +105,8 @@ def gaussian_rdp(alpha: npt.ArrayLike, sigma: float | GaussianMechanism,
         sigma, sensitivity = mech.sigma, mech.sensitivity
     sigma = check_real("sigma", sigma, lo=0.0, lo_open=True)
     sensitivity = check_real("sensitivity", sensitivity, lo=0.0, lo_open=True)
-    return _out(a * sensitivity**2 / (2.0 * sigma**2), scalar)
+    mu = check_gaussian_mu(sigma, sensitivity)
+    return _out(np.where(a == np.inf, np.inf, a * mu) if mu > 0 else np.zeros_like(a), scalar)
 
 
 def laplace_rdp(alpha: npt.ArrayLike, scale: float | LaplaceMechanism,

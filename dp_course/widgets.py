@@ -129,7 +129,7 @@ _DEFAULT_COMPOSITION = {"randomized response": 0.1, "Gaussian": 10.0, "Laplace":
 
 
 def _family(mechanism: str) -> _Family:
-    if mechanism not in _MECHANISMS:
+    if not isinstance(mechanism, str) or mechanism not in _MECHANISMS:
         raise ValueError(f"mechanism must be one of {sorted(_MECHANISMS)}, got {mechanism!r}")
     return _MECHANISMS[mechanism]
 

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize
 
-from ._validation import check_alpha, check_delta, check_real
+from ._validation import check_alpha, check_delta, check_gaussian_mu, check_real
 from .mechanisms import (MECHANISMS, GaussianMechanism, KaryRandomizedResponse, LaplaceMechanism, PureDPMechanism,
                          RandomizedResponse, mechanism_argument)
 
@@ -54,7 +54,7 @@ def gaussian_zcdp(sigma: float | GaussianMechanism, sensitivity: float = 1.0) ->
         sigma, sensitivity = mech.sigma, mech.sensitivity
     sigma = check_real("sigma", sigma, lo=0.0, lo_open=True)
     sensitivity = check_real("sensitivity", sensitivity, lo=0.0, lo_open=True)
-    return sensitivity**2 / (2.0 * sigma**2)
+    return check_gaussian_mu(sigma, sensitivity)
 
 
 def zcdp_rdp(alpha: npt.ArrayLike, rho: float) -> float | np.ndarray:
@@ -103,7 +103,7 @@ def pure_dp_to_zcdp(epsilon: float | PureDPMechanism) -> float:
 
 def _check_zcdp_method(method: Any) -> str:
     allowed = ("improved", "bun_steinke")
-    if method not in allowed:
+    if not isinstance(method, str) or method not in allowed:
         raise ValueError(f"method must be one of {allowed}, got {method!r}")
     return method
 

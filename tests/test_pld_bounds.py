@@ -72,7 +72,7 @@ def test_tiny_step_is_refused_not_overflowed() -> None:
 
 @pytest.mark.parametrize("start", [10**400, -(2**60)], ids=["10**400", "-2**60"])
 def test_grid_start_beyond_the_exact_indices_is_refused(start: int) -> None:
-    with pytest.raises(ValueError, match="start must be within"):
+    with pytest.raises(ValueError, match="start must be"):
         GridPLD(start, [1.0], 0.1)
 
 

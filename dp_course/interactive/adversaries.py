@@ -38,9 +38,23 @@ Action = tuple[int, int]
 
 
 def state_of(transcript: Transcript, k: int) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """Each mechanism's own history, read off a transcript: what mechanism ``i`` has seen is ``state[i]``."""
+    """Each mechanism's own history, read off a transcript: what mechanism ``i`` has seen is ``state[i]``.
+
+    Raises:
+        ValueError: if ``transcript`` is not a sequence of ``(mechanism, query, answer)`` integer triples with
+            mechanism indices below ``k``, or ``k`` is not an integer in [1, 10**6].
+    """
+    k = check_int("k", k, lo=1, hi=10**6)
+    if not isinstance(transcript, Sequence) or isinstance(transcript, str):
+        raise ValueError(f"transcript must be a sequence of (mechanism, query, answer) triples, got "
+                         f"{type(transcript).__name__}")
     own: list[list[tuple[int, int]]] = [[] for _ in range(k)]
-    for i, x, y in transcript:
+    for step in transcript:
+        if not isinstance(step, Sequence) or len(step) != 3:
+            raise ValueError(f"transcript must hold (mechanism, query, answer) triples, got {step!r}")
+        i, x, y = (check_int("transcript entry", v, lo=0) for v in step)
+        if i >= k:
+            raise ValueError(f"transcript names mechanism {i}, but k = {k} mechanisms")
         own[i].append((x, y))
     return tuple(tuple(h) for h in own)
 

@@ -450,7 +450,7 @@ class Composition:
         for i, m in enumerate(mechs):
             if not isinstance(m, InteractiveMechanism):
                 raise ValueError(f"mechanisms[{i}] must be an InteractiveMechanism, got {type(m).__name__}")
-        if self.order not in ("concurrent", "sequential"):
+        if not isinstance(self.order, str) or self.order not in ("concurrent", "sequential"):
             raise ValueError(f"order must be 'concurrent' or 'sequential', got {self.order!r}")
         object.__setattr__(self, "mechanisms", mechs)
 

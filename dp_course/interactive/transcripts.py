@@ -39,7 +39,7 @@ MAX_TRANSCRIPTS = 10**6
 
 
 def _check_direction(direction: Any) -> str:
-    if direction not in ("both", "forward", "backward"):
+    if not isinstance(direction, str) or direction not in ("both", "forward", "backward"):
         raise ValueError(f"direction must be 'both' (max of the two orders), 'forward' (b = 0 against b = 1) or "
                          f"'backward' (b = 1 against b = 0), got {direction!r}")
     return direction

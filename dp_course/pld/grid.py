@@ -325,9 +325,16 @@ class GridPLD(AtomicPLD):
         return self._truncated(self.start + other.start, np.maximum(conv, 0.0), inf)
 
     def _self_compose(self, k: int) -> Self:
+        if k * (abs(self.start) + self._probs.size) > MAX_GRID_INDEX:
+            raise ValueError(f"k must be at most {MAX_GRID_INDEX // (abs(self.start) + self._probs.size)} on this grid "
+                             f"(the losses of the k-fold sum would leave the exact grid indices), got {k}")
         n = k * (self._probs.size - 1) + 1
         inf = -math.expm1(k * math.log1p(-self._inf)) if self._inf < 1 else 1.0
         window = chernoff_window(self._probs, k, self.tail_mass)
+        width = n if window is None else window[1] - window[0] + 1
+        if width > MAX_GRID_POINTS:
+            raise ValueError(f"k = {k} needs {width} grid points (more than {MAX_GRID_POINTS}); k must be smaller, "
+                             f"or the grid coarser (a larger value_step)")
         if window is not None and window[1] - window[0] + 1 < n:
             # Only the part of the k-fold sum inside the window [lo, hi] (total offsets from k * start) is
             # computed, by a cyclic convolution of that length: mass outside the window (at most tail_mass / 2
