@@ -164,9 +164,10 @@ def laplace_rdp(alpha: npt.ArrayLike, scale: float | LaplaceMechanism,
     excess = (a_s * _expm1_minus_x(am1_s * eps) + am1_s * _expm1_minus_x(-a_s * eps)) / (2.0 * a_s - 1.0)
     vals = np.empty(am.shape)
     vals[small] = np.log1p(excess) / am1_s
-    # otherwise: factor e^{(alpha-1)eps} out of the log; log(alpha/(2 alpha - 1)) = log1p(am1) - log1p(2 am1)
+    # otherwise: factor e^{(alpha-1)eps} out of the log; log(alpha/(2 alpha - 1)) = -log1p((alpha - 1)/alpha)
+    # (finite up to alpha = 1e308, where log1p(2 (alpha - 1)) would overflow)
     a_b, am1_b = am[~small], am1[~small]
-    log_ratio = np.log1p(am1_b) - np.log1p(2.0 * am1_b)
+    log_ratio = -np.log1p(am1_b / a_b)
     tail = np.log1p(am1_b / a_b * np.exp(-(2.0 * a_b - 1.0) * eps))
     vals[~small] = eps + (log_ratio + tail) / am1_b
     out[mid] = vals

@@ -58,14 +58,14 @@ before the first step (10^11 entries are minutes of work; the lectures use below
 
 def _check_work(steps: int, runs: int, n: int, d: int) -> None:
     if steps * runs * n * d > MAX_TRAINING_WORK:
-        raise ValueError(f"steps must be at most {MAX_TRAINING_WORK // (runs * n * d)} for {runs} run(s) on {n} "
-                         f"records of {d} features (at most {MAX_TRAINING_WORK:.0e} gradient entries), got {steps}")
+        raise ValueError(f"steps * runs must be at most {MAX_TRAINING_WORK // (n * d)} on {n} records of {d} features "
+                         f"(at most {MAX_TRAINING_WORK:.0e} gradient entries), got steps = {steps}, runs = {runs}")
 
 
 def _check_finite(theta: np.ndarray) -> np.ndarray:
     if not np.all(np.isfinite(theta)):
-        raise ValueError("the iteration diverged (theta is no longer finite): learning_rate or l2 is too large "
-                         "(learning_rate * (l2 + the curvature of the loss) must stay below 2)")
+        raise ValueError("the iteration diverged (theta is no longer finite): learning_rate, l2 or noise_scale is "
+                         "too large (learning_rate * (l2 + the curvature of the loss) must stay below 2)")
     return theta
 """Noise distributions of :func:`noisy_sgd` (independent coordinates)."""
 
@@ -301,5 +301,5 @@ def noisy_sgd(X: ArrayLike, y: ArrayLike, *, steps: int, learning_rate: float, c
         clipped = _clip_rows(grads, clip_norm, clip_ord)
         mean_grad = np.einsum("rn,rnd->rd", mask, clipped) / normaliser
         with np.errstate(over="ignore", invalid="ignore"):
-            theta = theta - learning_rate * (mean_grad + scale * draw(size=(runs, d)) + l2 * theta)
-    return _check_finite(theta)
+            theta = _check_finite(theta - learning_rate * (mean_grad + scale * draw(size=(runs, d)) + l2 * theta))
+    return theta

@@ -98,7 +98,7 @@ def pure_dp_to_zcdp(epsilon: float | PureDPMechanism) -> float:
                              f"randomized response, Laplace), got {epsilon!r}")
         epsilon = epsilon.epsilon
     epsilon = check_real("epsilon", epsilon, lo=0.0)
-    return 0.5 * epsilon**2
+    return 0.5 * epsilon * epsilon  # +inf beyond 1.8e154 (no OverflowError as from epsilon**2)
 
 
 def _check_zcdp_method(method: Any) -> str:
@@ -196,6 +196,10 @@ def zcdp_to_dp_delta(rho: float, epsilon: float, method: str = "improved") -> fl
     epsilon = check_real("epsilon", epsilon, lo=0.0)
     method = _check_zcdp_method(method)
     if rho == 0.0:
+        return 0.0
+    if epsilon > rho and (epsilon - rho) / (4.0 * rho) * (epsilon - rho) > 800.0:
+        # the Bun-Steinke delta exp(-(eps - rho)^2 / (4 rho)) is below e^-800 (0 in floats), and the improved
+        # conversion is never larger: delta is 0 to float precision (and brentq would not converge out there)
         return 0.0
     if method == "bun_steinke":
         if epsilon <= rho:

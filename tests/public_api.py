@@ -164,7 +164,7 @@ CALLS: list[Call] = [
               probe=PROFILE.probe, values=PROFILE.values, decreasing=PROFILE.decreasing)),
     Call(densities.LossProfile.loss, PROFILE.loss, dict(y=np.array([0.0, 0.5]))),
     Call(densities.check_frozen_continuous, densities.check_frozen_continuous,
-         dict(name="p_dist", dist=stats.norm(0, 1))),
+         dict(name="p_dist", dist=stats.norm(0, 1)), aliases={"dist": ("p_dist",)}),  # named as the caller says
     Call(densities.probe_loss, densities.probe_loss,
          dict(p_dist=stats.laplace(0, 1), q_dist=stats.laplace(1, 1), tail_mass=1e-15)),
     Call(densities.rounding_tolerance, densities.rounding_tolerance, dict(profile=PROFILE, value_step=0.01)),

@@ -73,6 +73,16 @@ def randomized_response_system(epsilon: float, rounds: int = 1) -> HiddenStateMe
     return HiddenStateMechanism(np.ones((2, 1)), rows[:, None, None, :], rounds, ("ask",), ("0", "1"))
 
 
+def _query_labels(query_labels: Any, n: int) -> tuple[str, ...]:
+    """The labels of ``n`` queries: ``q0, q1, ...`` by default, else a list or tuple of ``n`` labels."""
+    if query_labels is None:
+        return tuple(f"q{i}" for i in range(n))
+    if not isinstance(query_labels, (list, tuple)) or len(query_labels) != n:
+        raise ValueError(f"query_labels must be None or a list or tuple of {n} labels (one per query), "
+                         f"got {query_labels!r}")
+    return tuple(str(v) for v in query_labels)
+
+
 def stateless_system(channel: ArrayLike, rounds: int = 1, queries: Any = None,
                      answers: Any = None) -> HiddenStateMechanism:
     r"""A mechanism that answers each query ``x`` with a fresh draw from ``channel[b, x, :]``.
@@ -198,7 +208,7 @@ def sparse_vector_system(epsilon: float, c: int, rounds: int, query_values: Arra
     log_above = discrete_laplace_logsf(gap, c / eps)
     above = np.exp(log_above)
     channel = np.stack([1.0 - above, above, np.zeros_like(above)], axis=-1)   # (2, S, X, 3)
-    labels = tuple(query_labels) if query_labels is not None else tuple(f"q{i}" for i in range(vals.shape[0]))
+    labels = _query_labels(query_labels, vals.shape[0])
     return HiddenStateMechanism(prior, channel, rounds, labels, ("below", "above", "halted"),
                                 halt_after=c, halt_on=(1,), halt_answer=2)
 
@@ -234,7 +244,7 @@ def laplace_counter_system(epsilon: float, c: int, query_values: ArrayLike, low:
     scale = c / eps
     logp = _clamped_noise_logpmf(vals.T, out, scale)                     # (2, X, V)
     channel = np.exp(logp)
-    labels = tuple(query_labels) if query_labels is not None else tuple(f"q{i}" for i in range(vals.shape[0]))
+    labels = _query_labels(query_labels, vals.shape[0])
     return HiddenStateMechanism(np.ones((2, 1)), channel[:, None], c, labels, tuple(str(v) for v in out))
 
 

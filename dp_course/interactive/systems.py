@@ -44,6 +44,7 @@ from __future__ import annotations
 import abc
 import itertools
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,10 +75,21 @@ PMF_ATOL = 1e-9
 """How far from 1 an answer law may sum."""
 
 
+def _label_list(name: str, labels: Any) -> tuple[str, ...]:
+    """Labels: a list or tuple (or 1-D array) of strings or integers, as a tuple of strings."""
+    if isinstance(labels, np.ndarray) and labels.ndim == 1 and labels.dtype.kind in "iuU":
+        labels = labels.tolist()
+    if not isinstance(labels, (list, tuple)) or not all(
+            isinstance(v, str) or (isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)))
+            for v in labels):
+        raise ValueError(f"{name} must be a list or tuple of labels (strings or integers), got {labels!r}")
+    return tuple(str(v) for v in labels)
+
+
 def _labels(name: str, labels: Sequence[Any] | None, n: int) -> tuple[str, ...]:
-    if labels is None:
+    out = () if labels is None else _label_list(name, labels)
+    if not out:
         return tuple(str(i) for i in range(n))
-    out = tuple(str(v) for v in labels)
     if len(out) != n:
         raise ValueError(f"{name} must have {n} labels (one per index), got {len(out)}")
     return out
@@ -239,8 +251,8 @@ class HiddenStateMechanism(InteractiveMechanism):
                              f"{sums[bad]!r}")
         n_q, n_a = channel.shape[2], channel.shape[3]
         object.__setattr__(self, "rounds", check_int("rounds", self.rounds, lo=1))
-        object.__setattr__(self, "queries", _labels("queries", self.queries or None, n_q))
-        object.__setattr__(self, "answers", _labels("answers", self.answers or None, n_a))
+        object.__setattr__(self, "queries", _labels("queries", self.queries, n_q))
+        object.__setattr__(self, "answers", _labels("answers", self.answers, n_a))
         if self.halt_after is not None:
             object.__setattr__(self, "halt_after", check_int("halt_after", self.halt_after, lo=1))
             object.__setattr__(self, "halt_answer", check_int("halt_answer", self.halt_answer, lo=0, hi=n_a - 1))
@@ -318,8 +330,8 @@ class FunctionMechanism(InteractiveMechanism):
     def __post_init__(self) -> None:
         if not callable(self.respond):
             raise ValueError(f"respond must be a function (b, history, query) -> pmf, got {self.respond!r}")
-        object.__setattr__(self, "queries", tuple(str(q) for q in self.queries))
-        object.__setattr__(self, "answers", tuple(str(a) for a in self.answers))
+        object.__setattr__(self, "queries", _label_list("queries", self.queries))
+        object.__setattr__(self, "answers", _label_list("answers", self.answers))
         if not self.queries or not self.answers:
             raise ValueError(f"queries and answers must be non-empty label lists, got {len(self.queries)} queries "
                              f"and {len(self.answers)} answers")
@@ -410,8 +422,8 @@ class TableMechanism(InteractiveMechanism):
                                  f"(by up to {gap:.3g}); it does not describe an interactive system")
         object.__setattr__(self, "table", table)
         object.__setattr__(self, "rounds", T)
-        object.__setattr__(self, "queries", _labels("queries", self.queries or None, nx))
-        object.__setattr__(self, "answers", _labels("answers", self.answers or None, ny))
+        object.__setattr__(self, "queries", _labels("queries", self.queries, nx))
+        object.__setattr__(self, "answers", _labels("answers", self.answers, ny))
         object.__setattr__(self, "_full", full)
 
     def _log_answer_pmfs(self, history: History, query: int) -> np.ndarray:
