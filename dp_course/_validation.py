@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -88,7 +88,7 @@ def check_real(name: str, value: Any, *, lo: float | None = None, hi: float | No
     try:
         x = float(value)
     except OverflowError:  # a Python int beyond the float range, e.g. 10**400
-        x = math.inf if value > 0 else -math.inf
+        x = math.inf if cast(int, value) > 0 else -math.inf
     if np.isnan(x):
         raise ValueError(f"{name} must be a number {rng_text}, got nan")
     if np.isinf(x) and isinstance(value, numbers.Integral) and not allow_inf:
