@@ -168,7 +168,8 @@ def laplace_rdp(alpha: npt.ArrayLike, scale: float | LaplaceMechanism,
     # (finite up to alpha = 1e308, where log1p(2 (alpha - 1)) would overflow)
     a_b, am1_b = am[~small], am1[~small]
     log_ratio = -np.log1p(am1_b / a_b)
-    tail = np.log1p(am1_b / a_b * np.exp(-(2.0 * a_b - 1.0) * eps))
+    with np.errstate(over="ignore"):  # 2 alpha - 1 = inf for alpha near 1e308: e^-inf = 0, as it should
+        tail = np.log1p(am1_b / a_b * np.exp(-(2.0 * a_b - 1.0) * eps))
     vals[~small] = eps + (log_ratio + tail) / am1_b
     out[mid] = vals
     out[one] = _expm1_minus_x(np.asarray(-eps))  # KL divergence: eps + e^-eps - 1

@@ -86,7 +86,7 @@ class GaussianPLD(PrivacyLossDistribution):
         s = self.std
         log_first = special.log_ndtr(s / 2 - eps / s)
         log_second = eps + special.log_ndtr(-s / 2 - eps / s)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
             # log(Phi(a) - e^eps Phi(b)) = log Phi(a) + log(1 - e^{log_second - log_first})
             # where Phi(a) underflows to 0 (eps far beyond the loss), so does delta: log 0, not -inf - -inf = NaN
             gap = np.where(np.isneginf(log_first), -np.inf, log_second - log_first)
