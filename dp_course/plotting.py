@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
 from numpy.typing import ArrayLike
 
-from ._validation import check_delta, check_epsilon, check_int, check_pmf_pair, check_real, check_real_array
+from ._validation import check_bool, check_delta, check_epsilon, check_int, check_pmf_pair, check_real, check_real_array
 from .composition import advanced_composition, basic_composition, optimal_composition_epsilon
 from .pld import DiscretePLD, GaussianPLD, GridPLD, PrivacyLossDistribution
 
@@ -162,6 +162,7 @@ def plot_privacy_profile(curves: Mapping[str, Any], epsilons: ArrayLike | None =
         ValueError: for an empty mapping, a negative epsilon, or an array of the wrong length.
     """
     curves = _check_mapping("curves", curves)
+    log_delta = check_bool("log_delta", log_delta)
     eps = np.linspace(0.0, 5.0, 200) if epsilons is None else check_real_array("epsilons", epsilons, lo=0.0,
                                                                                  ndim=1)
     ax = _axes(ax)
@@ -229,6 +230,9 @@ def plot_pld(pld: PrivacyLossDistribution, ax: Axes | None = None, bins: int = 2
     """
     if not isinstance(pld, PrivacyLossDistribution):
         raise ValueError(f"pld must be a PrivacyLossDistribution, got {type(pld).__name__}")
+    show_mean = check_bool("show_mean", show_mean)
+    if label is not None and not isinstance(label, str):
+        raise ValueError(f"label must be None or a string, got {label!r}")
     ax = _axes(ax)
     label = label or type(pld).__name__
     if isinstance(pld, GaussianPLD):
@@ -280,6 +284,7 @@ def plot_composition(ks: ArrayLike, curves: Mapping[str, Any], ax: Axes | None =
     """
     ks = check_real_array("ks", ks, lo=1.0, ndim=1)
     curves = _check_mapping("curves", curves)
+    logx, logy = check_bool("logx", logx), check_bool("logy", logy)
     ax = _axes(ax)
     for label, curve in curves.items():
         values = np.array([curve(int(k)) for k in ks], dtype=float) if callable(curve) else \
@@ -326,6 +331,7 @@ def plot_composition_bounds(epsilon: float, ks: ArrayLike, delta_prime: float = 
     epsilon = check_epsilon(epsilon, allow_zero=False)
     delta = check_delta(delta)
     delta_prime = check_delta(delta_prime, "delta_prime", allow_zero=False)
+    logx = check_bool("logx", logx)
     ks_arr = check_real_array("ks", ks, lo=1.0, ndim=1)
     if not np.all(ks_arr == np.round(ks_arr)):
         raise ValueError(f"ks must contain whole numbers of compositions, got {ks_arr.tolist()}")
@@ -360,6 +366,7 @@ def plot_rdp_curves(orders: ArrayLike, curves: Mapping[str, Any], ax: Axes | Non
     """
     orders = check_real_array("orders", orders, lo=1.0, lo_open=True, ndim=1)
     curves = _check_mapping("curves", curves)
+    logy = check_bool("logy", logy)
     ax = _axes(ax)
     for label, curve in curves.items():
         values = np.asarray(curve(orders), float) if callable(curve) else \

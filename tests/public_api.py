@@ -333,6 +333,8 @@ CALLS: list[Call] = [
     Call(ia.Adversary.action_probs, ia.fixed_adversary([0]).action_probs, dict(transcript=())),
     Call(ia.fixed_adversary, ia.fixed_adversary, dict(actions=[0, 0], name="two")),
     Call(ia.state_of, ia.state_of, dict(transcript=TRANSCRIPTS.transcripts[0], k=1)),
+    Call(ia.check_transcript, ia.check_transcript, dict(transcript=TRANSCRIPTS.transcripts[0], name="transcript"),
+         aliases={"name": ("transcript",)}),
     Call(ia.Decomposition, ia.Decomposition,
          dict(epsilon=1.0, delta=0.0, mechanism=RR_SYS, leak=DECOMPOSITION.leak, core=DECOMPOSITION.core)),
     Call(ia.Decomposition.pure_part, DECOMPOSITION.pure_part, {}),

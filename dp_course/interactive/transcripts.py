@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike
 from .._validation import check_int, check_real_array
 from ..divergences import privacy_profile, renyi_divergence
 from ..pld import DiscretePLD
-from .adversaries import Adversary, Transcript
+from .adversaries import Adversary, Transcript, check_transcript
 from .systems import Composition, as_composition
 
 __all__ = ["TranscriptDistribution", "transcript_distribution"]
@@ -211,7 +211,7 @@ def describe_transcript(transcript: Transcript, system: Any) -> str:
     """
     comp = as_composition(system)
     parts = []
-    for i, x, y in transcript:
+    for i, x, y in check_transcript(transcript):
         if not (0 <= i < len(comp.mechanisms)):
             raise ValueError(f"transcript entry ({i}, {x}, {y}) names mechanism {i}, but there are "
                              f"{len(comp.mechanisms)}")
