@@ -118,6 +118,15 @@ def tex_number(x: float) -> str:
     return power if mantissa == "1" else rf"{mantissa} \times {power}"
 
 
+def _names(name: str, values: Any) -> list[Any]:
+    """Tick labels: a list, tuple or 1-D array (each entry is shown with ``str``)."""
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        return values.tolist()
+    if not isinstance(values, (list, tuple)):
+        raise ValueError(f"{name} must be a list or tuple of names, got {values!r}")
+    return list(values)
+
+
 def _axes(ax: Axes | None) -> Axes:
     if ax is not None and not isinstance(ax, Axes):
         raise ValueError(f"ax must be None or a matplotlib Axes (e.g. from new_figure()), got {type(ax).__name__}")
@@ -401,7 +410,9 @@ def plot_pmf_pair(p: ArrayLike, q: ArrayLike, outcomes: Sequence[Any] | None = N
         ValueError: for invalid pmfs or a wrong number of outcome names.
     """
     p, q = check_pmf_pair("p", p, "q", q)
-    outcomes = list(range(p.size)) if outcomes is None else list(outcomes)
+    outcomes = list(range(p.size)) if outcomes is None else _names("outcomes", outcomes)
+    if not isinstance(labels, (tuple, list)) or len(labels) != 2 or not all(isinstance(s, str) for s in labels):
+        raise ValueError(f"labels must be a pair of strings (legend labels of p and q), got {labels!r}")
     if len(outcomes) != p.size:
         raise ValueError(f"outcomes must name each of the {p.size} entries, got {len(outcomes)}")
     ax = _axes(ax)
@@ -430,6 +441,7 @@ def plot_simulation_map(F: ArrayLike, row_labels: Sequence[str], ax: Axes | None
         ValueError: for entries outside [0, 1] or a wrong number of row labels.
     """
     f = check_real_array("F", F, lo=-1e-9, hi=1 + 1e-9, ndim=2)
+    row_labels = _names("row_labels", row_labels)
     if len(row_labels) != f.shape[0]:
         raise ValueError(f"row_labels must name each of the {f.shape[0]} rows of F, got {len(row_labels)}")
     ax = _axes(ax)

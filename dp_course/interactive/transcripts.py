@@ -59,6 +59,17 @@ class TranscriptDistribution:
     log_p: np.ndarray
     log_q: np.ndarray
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.transcripts, (tuple, list)):
+            raise ValueError(f"transcripts must be a tuple of transcripts, got {type(self.transcripts).__name__}")
+        for t in self.transcripts:
+            check_transcript(t, "transcripts")
+        for name in ("log_p", "log_q"):
+            logs = check_real_array(name, getattr(self, name), hi=1e-9, allow_inf=True, ndim=1, allow_empty=True)
+            if logs.shape != (len(self.transcripts),):
+                raise ValueError(f"{name} must have one log-probability per transcript ({len(self.transcripts)}), "
+                                 f"got shape {logs.shape}")
+
     @property
     def p(self) -> np.ndarray:
         """Transcript probabilities under input ``b = 0``."""
