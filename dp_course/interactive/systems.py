@@ -77,11 +77,9 @@ PMF_ATOL = 1e-9
 
 def _label_list(name: str, labels: Any) -> tuple[str, ...]:
     """Labels: a list or tuple (or 1-D array) of strings or integers, as a tuple of strings."""
-    if isinstance(labels, np.ndarray) and labels.ndim == 1 and labels.dtype.kind in "iuU":
-        labels = labels.tolist()
-    if not isinstance(labels, (list, tuple)) or not all(
-            isinstance(v, str) or (isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)))
-            for v in labels):
+    labels = labels.tolist() if isinstance(labels, np.ndarray) and labels.ndim == 1 else labels
+    if not isinstance(labels, (list, tuple)) or not all(isinstance(v, (str, numbers.Integral))
+                                                         and not isinstance(v, (bool, np.bool_)) for v in labels):
         raise ValueError(f"{name} must be a list or tuple of labels (strings or integers), got {labels!r}")
     return tuple(str(v) for v in labels)
 
@@ -456,9 +454,9 @@ class Composition:
     order: str = "concurrent"
 
     def __post_init__(self) -> None:
-        mechs = tuple(self.mechanisms)
+        mechs = tuple(self.mechanisms) if isinstance(self.mechanisms, (tuple, list)) else ()
         if not mechs:
-            raise ValueError("a composition needs at least one mechanism, got none")
+            raise ValueError(f"mechanisms must be a non-empty tuple of mechanisms, got {self.mechanisms!r}")
         for i, m in enumerate(mechs):
             if not isinstance(m, InteractiveMechanism):
                 raise ValueError(f"mechanisms[{i}] must be an InteractiveMechanism, got {type(m).__name__}")
@@ -472,6 +470,8 @@ class Composition:
 
     def allowed(self, state: tuple[History, ...]) -> list[int]:
         """Indices of the mechanisms the adversary may query next, given each mechanism's own history."""
+        if type(state) is not tuple or len(state) != len(self.mechanisms) or any(type(h) is not tuple for h in state):
+            raise ValueError(f"state must be a tuple of {len(self.mechanisms)} histories (tuples), got {state!r}")
         open_ = [i for i, m in enumerate(self.mechanisms) if len(state[i]) < m.rounds]
         if self.order == "sequential":
             return open_[:1]
