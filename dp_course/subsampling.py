@@ -41,7 +41,7 @@ import numpy.typing as npt
 from scipy import integrate, special
 
 from ._numerics import log1mexp
-from ._validation import check_delta, check_orders, check_probability, check_real, check_real_array
+from ._validation import check_delta, check_gaussian_mu, check_orders, check_probability, check_real, check_real_array
 from .mechanisms import MECHANISMS, GaussianMechanism, Mechanism, noise_multiplier
 from .renyi import mechanism_rdp
 
@@ -327,11 +327,14 @@ def poisson_subsampled_gaussian_rdp(q: float, sigma: float | GaussianMechanism,
     alphas = _check_expansion_orders(check_orders(orders))
     q = check_probability("q", q)
     sigma = noise_multiplier(sigma)
+    # 1 / (2 sigma^2): refused by name below sigma ~ 1e-154 (it overflows); 0 above ~1e154, where every term
+    # of the expansion is 1 to float precision and the RDP (at most alpha / (2 sigma^2)) is 0
+    mu = check_gaussian_mu(sigma, 1.0)
     out = np.empty(alphas.shape, dtype=float)
-    if q == 0.0:
+    if q == 0.0 or mu == 0.0:
         out[:] = 0.0
     elif q == 1.0:
-        out[:] = alphas / (2.0 * sigma**2)
+        out[:] = alphas * mu
     else:
         is_int = alphas == np.round(alphas)
         if is_int.any():
