@@ -32,7 +32,11 @@ __all__ = [
     "check_orders",
     "check_alpha",
     "DEFAULT_ORDERS",
+    "MAX_SAMPLE_SIZE",
 ]
+
+MAX_SAMPLE_SIZE = 10**8
+"""Most samples a sampler of the library draws in one call (a cost guard: 800 MB of float64)."""
 
 MAX_INT = 10**300
 """Largest magnitude :func:`check_int` accepts: integers are used in float arithmetic, which ends near 1.8e308."""

@@ -17,7 +17,7 @@ from typing import Self
 import numpy as np
 import numpy.typing as npt
 
-from .._validation import check_int, check_real_array, check_rng
+from .._validation import MAX_SAMPLE_SIZE, check_int, check_real_array, check_rng
 
 __all__ = ["PrivacyLossDistribution", "MAX_SAMPLE_SIZE"]
 
@@ -32,10 +32,6 @@ def _delta_array(delta: npt.ArrayLike) -> tuple[np.ndarray, bool]:
     """Validated deltas in [0, 1) as a 1-D float array, and whether the input was a scalar."""
     d = check_real_array("delta", delta, lo=0.0, hi=1.0, hi_open=True)
     return np.atleast_1d(d).astype(float).ravel(), d.ndim == 0
-
-
-MAX_SAMPLE_SIZE = 10**8
-"""Most losses :meth:`PrivacyLossDistribution.sample` draws in one call (8 bytes each)."""
 
 
 class PrivacyLossDistribution(abc.ABC):
