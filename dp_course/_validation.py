@@ -31,6 +31,7 @@ __all__ = [
     "check_delta",
     "check_orders",
     "check_alpha",
+    "check_returned_values",
     "DEFAULT_ORDERS",
     "MAX_SAMPLE_SIZE",
 ]
@@ -264,3 +265,26 @@ def check_alpha(alpha: Any, name: str = "alpha") -> tuple[np.ndarray, bool]:
     if scalar:
         return np.asarray(check_real(name, alpha, lo=1.0, allow_inf=True)), True
     return check_real_array(name, alpha, lo=1.0, allow_inf=True), False
+
+
+def check_returned_values(name: str, result: Any, shape: tuple[int, ...], *, lo: float | None = 0.0,
+                          allow_inf: bool = True) -> np.ndarray:
+    """What a user's callable returned (``name`` says which call, e.g. ``"fn(orders)"``): real numbers in range,
+    of ``shape`` (a single number is accepted for one value).
+
+    A string, ``None``, a NaN or the wrong number of values is refused naming the call, instead of failing
+    later inside numpy with a message that names nothing the user wrote.
+    """
+    try:
+        arr = np.asarray(result, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must return real numbers, got {_fmt(result)} of type "
+                         f"{type(result).__name__}") from exc
+    if result is None:
+        raise ValueError(f"{name} must return real numbers, got None")
+    arr = check_real_array(name, arr, lo=lo, allow_inf=allow_inf)
+    if arr.ndim == 0 and shape == (1,):
+        arr = arr.reshape(1)
+    if arr.shape != shape:
+        raise ValueError(f"{name} must return one value per order (shape {shape}), got shape {arr.shape}")
+    return arr

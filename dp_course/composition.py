@@ -31,6 +31,7 @@ outputs) costs privacy.  From loosest to exact:
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,8 @@ __all__ = [
     "murtagh_vadhan_delta",
     "murtagh_vadhan_exact",
 ]
+
+_FLOAT_MAX = sys.float_info.max
 
 MAX_ENUMERATION = 22
 """Largest number of mechanisms :func:`murtagh_vadhan_exact` enumerates (2^22 sign patterns)."""
@@ -212,6 +215,10 @@ def optimal_composition_pld(epsilon: float, delta: float, k: int) -> DiscretePLD
     epsilon = check_real("epsilon", epsilon, lo=0.0)
     delta = check_delta(delta)
     k = check_int("k", k, lo=1)
+    if not math.isfinite(k * epsilon):
+        # the composed losses run from -k epsilon to k epsilon: they must be floats
+        raise ValueError(f"epsilon must be at most {_FLOAT_MAX / k:g} for k = {k} (the composed privacy loss "
+                         f"k * epsilon must be a finite float), got epsilon = {epsilon:g}")
     return _leaky_rr_pld(epsilon, delta).self_compose(k)
 
 

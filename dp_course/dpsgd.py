@@ -30,6 +30,8 @@ algebra corrected where ``docs/errata.md`` says so (items 6, 7, 8, 10).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 from scipy import optimize
@@ -290,9 +292,19 @@ def scenario2_gaussian_sigma(epsilon: float, delta: float, steps: int, n: int, s
     sensitivity = check_real("sensitivity", sensitivity, lo=0.0, lo_open=True)
     if not isinstance(tight, (bool, np.bool_)):
         raise ValueError(f"tight must be True or False, got {tight!r}")
-    rho = zcdp_rho_for_dp(epsilon, delta, method)
+    # sigma = (B_2 / n) sqrt(T / (factor rho)), with sqrt(rho) taken without squaring: the Bun-Steinke
+    # sqrt(rho) = eps / (sqrt(L + eps) + sqrt(L)) stays positive at eps = 1e-300, where rho itself underflows
+    # (the improved rho is never smaller), and B_2 = 1e308 is divided before anything is squared
+    log_inv_delta = -math.log(delta)
+    root_rho = max(math.sqrt(zcdp_rho_for_dp(epsilon, delta, method)),
+                   epsilon / (math.sqrt(log_inv_delta + epsilon) + math.sqrt(log_inv_delta)))
     factor = 2.0 if tight else 1.0
-    return float(np.sqrt(steps * sensitivity**2 / (factor * n**2 * rho)))
+    sigma = sensitivity / n * math.sqrt(steps / factor) / root_rho
+    if not math.isfinite(sigma):
+        raise ValueError(f"sigma = (sensitivity / n) sqrt(steps / ({factor:g} rho)) is beyond the float range for "
+                         f"epsilon = {epsilon:g}, sensitivity = {sensitivity:g}, steps = {steps}, n = {n}: use a "
+                         "larger epsilon or n, or a smaller sensitivity")
+    return sigma
 
 
 def scenario3_rdp(sigma: float, q: float, steps: int, batch_size: float, sensitivity: float = 1.0,

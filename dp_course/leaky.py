@@ -126,6 +126,12 @@ def sample_leaky_randomized_response(epsilon: Any, delta: Any, size: Any, rng: A
     return inverse_cdf_sample(p_u if variable == "U" else p_v, rng.random(shape))
 
 
+def _short(item: Any) -> str:
+    """``repr(item)``, cut to 40 characters (an integer of 400 digits makes an unreadable message)."""
+    text = repr(item)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
 def leaky_outcome_indices(z: Any) -> np.ndarray:
     """Outcomes of leaky randomized response as row indices 0-3 into :data:`LEAKY_OUTCOMES`.
 
@@ -151,11 +157,12 @@ def leaky_outcome_indices(z: Any) -> np.ndarray:
         for item in arr.ravel():
             if isinstance(item, str) and item in _LABEL_INDEX:
                 flat.append(_LABEL_INDEX[item])
-            elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+            elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)) \
+                    and 0 <= item <= 3:  # in range before int64: 10**400 would overflow the array
                 flat.append(int(item))
             else:
                 raise ValueError(f"z must contain outcomes of leaky randomized response: indices 0-3 or the "
-                                 f"labels {LEAKY_OUTCOMES}, got {item!r}")
+                                 f"labels {LEAKY_OUTCOMES}, got {_short(item)}")
         idx = np.array(flat, dtype=int).reshape(arr.shape)
     if idx.size and (idx.min() < 0 or idx.max() > 3):
         bad = idx[(idx < 0) | (idx > 3)].ravel()[0]

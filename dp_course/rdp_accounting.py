@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import DEFAULT_ORDERS, check_delta, check_int, check_orders, check_real, check_real_array
+from ._validation import (DEFAULT_ORDERS, check_delta, check_int, check_orders, check_real, check_real_array,
+                          check_returned_values)
 from .mechanisms import GaussianMechanism, LaplaceMechanism, Mechanism, RandomizedResponse
 from .renyi import gaussian_rdp, laplace_rdp, mechanism_rdp, randomized_response_rdp
 from .zcdp import zcdp_rdp
@@ -230,7 +231,7 @@ class RDPCurve:
         orders = check_orders(orders)
         if not callable(fn):
             raise ValueError(f"fn must be a callable mapping an array of orders to RDP values, got {fn!r}")
-        return cls(orders, np.asarray(fn(orders), dtype=float))
+        return cls(orders, check_returned_values("fn(orders)", fn(orders), orders.shape))
 
     @classmethod
     def from_mechanism(cls, mechanism: Mechanism, orders: npt.ArrayLike | None = None) -> RDPCurve:

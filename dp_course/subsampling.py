@@ -41,7 +41,8 @@ import numpy.typing as npt
 from scipy import integrate, special
 
 from ._numerics import log1mexp
-from ._validation import check_delta, check_gaussian_mu, check_orders, check_probability, check_real, check_real_array
+from ._validation import (check_delta, check_gaussian_mu, check_orders, check_probability, check_real, check_real_array,
+                          check_returned_values)
 from .mechanisms import MECHANISMS, GaussianMechanism, Mechanism, noise_multiplier
 from .renyi import mechanism_rdp
 
@@ -410,10 +411,7 @@ def poisson_subsampled_rdp_bound(rdp: Callable[[np.ndarray], Any] | Mechanism, q
     ks = np.maximum(ks, 2.0)
     kmax = int(ks.max())
     grid = np.arange(2, kmax + 1, dtype=float)
-    eps_i = check_real_array("rdp(orders)", np.asarray(curve(grid), dtype=float), lo=0.0, allow_inf=True)
-    if eps_i.shape != grid.shape:
-        raise ValueError(f"rdp must return one value per order: asked for {grid.size} orders, got an array of "
-                         f"shape {eps_i.shape}")
+    eps_i = check_returned_values("rdp(orders)", curve(grid), grid.shape)
     if q == 0.0:
         out = np.zeros(alphas.shape)
         return float(out[0]) if scalar else out

@@ -72,10 +72,25 @@ def _png(fig: Figure) -> bytes:
 
 @dataclass
 class StaticExplorer:
-    """An explorer without widgets: the figure of its default setting (Jupyter shows it as a PNG)."""
+    """An explorer without widgets: the figure of its default setting (Jupyter shows it as a PNG).
+
+    Attributes:
+        figure: a matplotlib ``Figure``.
+        draw: the function that draws the figure for other settings (keyword arguments -> ``Figure``).
+
+    Raises:
+        ValueError: if ``figure`` is not a ``Figure`` or ``draw`` is not callable.
+    """
 
     figure: Figure
     draw: Callable[..., Figure]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.figure, Figure):
+            raise ValueError(f"figure must be a matplotlib Figure, got {type(self.figure).__name__}")
+        if not callable(self.draw):
+            raise ValueError(f"draw must be a function of the explorer's settings returning a Figure, got "
+                             f"{type(self.draw).__name__}")
 
     def _repr_png_(self) -> bytes:
         return _png(self.figure)

@@ -15,6 +15,8 @@ inverse is :math:`\rho = (\sqrt{\ln(1/\delta) + \varepsilon} - \sqrt{\ln(1/\delt
 
 from __future__ import annotations
 
+import math
+
 from typing import Any
 
 import numpy as np
@@ -219,6 +221,11 @@ def zcdp_to_dp_delta(rho: float, epsilon: float, method: str = "improved") -> fl
     return float(np.exp(min(0.0, log_delta)))
 
 
+_IMPROVED_RHO_MAX = 1e30
+"""Above this Bun-Steinke rho, :func:`zcdp_rho_for_dp` returns it for ``"improved"`` too: the two agree to float
+precision there (their relative gap falls like sqrt(ln(1/delta) / rho)), and the root finder would overflow."""
+
+
 def zcdp_rho_for_dp(epsilon: float, delta: float, method: str = "bun_steinke") -> float:
     r"""Largest :math:`\rho` such that :math:`\rho`-zCDP implies :math:`(\varepsilon, \delta)`-DP.
 
@@ -247,21 +254,26 @@ def zcdp_rho_for_dp(epsilon: float, delta: float, method: str = "bun_steinke") -
     epsilon = check_real("epsilon", epsilon, lo=0.0, lo_open=True)
     delta = check_delta(delta, allow_zero=False)
     method = _check_zcdp_method(method)
-    log_inv_delta = -np.log(delta)
-    # (sqrt(L + eps) - sqrt(L))^2 written as eps^2 / (sqrt(L + eps) + sqrt(L))^2 - no cancellation
-    rho_bs = epsilon**2 / (np.sqrt(log_inv_delta + epsilon) + np.sqrt(log_inv_delta)) ** 2
-    if method == "bun_steinke":
+    log_inv_delta = -math.log(delta)
+    # (sqrt(L + eps) - sqrt(L))^2 written as (eps / (sqrt(L + eps) + sqrt(L)))^2 - no cancellation, and the
+    # ratio is taken before squaring, so eps = 1e308 does not overflow (rho is then about eps)
+    rho_bs = (epsilon / (math.sqrt(log_inv_delta + epsilon) + math.sqrt(log_inv_delta))) ** 2
+    if method == "bun_steinke" or rho_bs > _IMPROVED_RHO_MAX:
+        # beyond _IMPROVED_RHO_MAX the improved rho equals the Bun-Steinke one to float precision (and it is
+        # never smaller, so the Bun-Steinke value is on the safe side)
         return float(rho_bs)
 
     def excess(log_rho: float) -> float:
         return _zcdp_improved_eps_raw(float(np.exp(log_rho)), delta) - epsilon
 
-    lo = np.log(rho_bs)
+    # a tiny epsilon squares to 0 (epsilon = 1e-300): start the search at rho = 1e-300 instead
+    lo = math.log(max(rho_bs, 1e-300))
     if excess(lo) >= 0.0:  # only by rounding: improved <= Bun-Steinke
         return float(rho_bs)
-    hi = lo + np.log(2.0)
-    while excess(hi) < 0.0:
-        lo, hi = hi, hi + np.log(2.0)
+    step = math.log(2.0)
+    hi = lo + step
+    while excess(hi) < 0.0:  # the step doubles: from 1e-308 to the root in a few dozen tries
+        lo, hi, step = hi, hi + step, 2.0 * step
     log_rho = optimize.brentq(excess, lo, hi, xtol=1e-14, rtol=4.0 * np.finfo(float).eps, maxiter=500)
     # return the end of the final bracket on the safe side (epsilon not exceeded)
     rho = float(np.exp(log_rho))

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,6 +50,10 @@ from .optimal import worst_case_delta
 from .systems import InteractiveMechanism, TableMechanism, answer_table
 
 __all__ = ["Decomposition", "decompose", "rr_weights"]
+
+MAX_EPSILON = math.log(sys.float_info.max)
+"""Largest epsilon :func:`decompose` takes (about 709.78): its constraints use :math:`e^\varepsilon`, which must be a
+finite float."""
 
 TOL = 1e-9
 """Tolerance for the linear constraints (the solver's feasibility tolerance is about 1e-9)."""
@@ -145,7 +150,7 @@ def decompose(mechanism: InteractiveMechanism, epsilon: float, delta: float) -> 
 
     Args:
         mechanism: an interactive mechanism with a small answer table (``(X*Y)**rounds`` up to a few hundred).
-        epsilon: > 0.
+        epsilon: > 0, at most :data:`MAX_EPSILON` (about 709.78: :math:`e^\varepsilon` must be a finite float).
         delta: in [0, 1).
 
     Returns:
@@ -158,7 +163,7 @@ def decompose(mechanism: InteractiveMechanism, epsilon: float, delta: float) -> 
 
     Source: Lyu 2022 (arXiv:2207.09397), Theorem 3 and Lemmas 1-3.
     """
-    eps = check_real("epsilon", epsilon, lo=0.0, lo_open=True)
+    eps = check_real("epsilon", epsilon, lo=0.0, lo_open=True, hi=MAX_EPSILON)
     delta = check_delta(delta)
     M = answer_table(mechanism)                          # (2, nX, nY)
     nx, ny, T = mechanism.n_queries, mechanism.n_answers, mechanism.rounds

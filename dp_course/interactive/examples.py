@@ -39,6 +39,10 @@ from scipy import special
 from .._validation import check_int, check_real, check_real_array
 from .systems import HiddenStateMechanism
 
+MAX_CHANNEL_ENTRIES = 10**7
+"""Most entries (2 inputs x hidden states x queries x answers) the channel of an example system may have: a cost
+guard (80 MB of floats), checked from the arguments before any array is built."""
+
 __all__ = [
     "randomized_response_system",
     "stateless_system",
@@ -211,7 +215,7 @@ def sparse_vector_system(epsilon: float, c: int, rounds: int, query_values: Arra
     c = check_int("c", c, lo=1)
     vals = _check_values(query_values)
     threshold = check_int("threshold", threshold, lo=None)
-    rho, log_prior = _threshold_prior(eps, threshold_range)
+    rho, log_prior = _threshold_prior(eps, threshold_range, 3 * vals.shape[0])
     prior = np.exp(np.broadcast_to(log_prior, (2, rho.size)))
     # P(above | rho, x, b) = P(gamma >= T + rho - q_b(x))
     gap = threshold + rho[None, :, None] - vals.T[:, None, :]             # (2, S, X)
@@ -248,8 +252,7 @@ def laplace_counter_system(epsilon: float, c: int, query_values: ArrayLike, low:
     eps = check_real("epsilon", epsilon, lo=0.0, lo_open=True)
     c = check_int("c", c, lo=1)
     vals = _check_values(query_values)
-    low = check_int("low", low, lo=None)
-    high = check_int("high", high, lo=low + 1)
+    low, high = _check_range(low, high, vals.shape[0])
     out = np.arange(low, high + 1)
     scale = c / eps
     logp = _clamped_noise_logpmf(vals.T, out, scale)                     # (2, X, V)
@@ -259,12 +262,42 @@ def laplace_counter_system(epsilon: float, c: int, query_values: ArrayLike, low:
 
 
 
-def _threshold_prior(epsilon: float, threshold_range: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """The integer threshold noise rho ~ DLap(1/eps) restricted to [-R, R], renormalised: (rho, log-prior)."""
+def _check_size(entries: float, what: str) -> None:
+    """Refuse a channel of more than MAX_CHANNEL_ENTRIES entries; ``what`` names the parameters and the cause."""
+    if entries > MAX_CHANNEL_ENTRIES:
+        raise ValueError(f"{what}: the channel would have {entries:.3g} entries, more than MAX_CHANNEL_ENTRIES = "
+                         f"{MAX_CHANNEL_ENTRIES:.0e}")
+
+
+def _check_range(low: Any, high: Any, n_queries: int) -> tuple[int, int]:
+    """The answer range ``low .. high`` (integers, low < high), small enough for a channel over ``n_queries``."""
+    low = check_int("low", low, lo=None)
+    high = check_int("high", high, lo=None)
+    if high <= low:
+        raise ValueError(f"low and high must be integers with low < high, got low = {low}, high = {high}")
+    _check_size(2 * n_queries * (high - low + 1), f"low .. high must span at most a few million values, got "
+                f"low = {low}, high = {high}")
+    return low, high
+
+
+def _threshold_prior(epsilon: float, threshold_range: int | None,
+                     entries_per_state: int) -> tuple[np.ndarray, np.ndarray]:
+    """The integer threshold noise rho ~ DLap(1/eps) restricted to [-R, R], renormalised: (rho, log-prior).
+
+    The channel has ``2 * (2R + 1) * entries_per_state`` entries: refused (naming ``epsilon`` for the default
+    ``R``, which grows like 1/epsilon, else ``threshold_range``) beyond :data:`MAX_CHANNEL_ENTRIES`."""
     if threshold_range is None:
         # Pr[|rho| > R] = 2 r^(R+1) / (1 + r) with r = e^-eps: the smallest R with this below 1e-4
-        threshold_range = max(1, math.ceil(math.log(2e4 / (1 + math.exp(-epsilon))) / epsilon) - 1)
+        default = math.log(2e4 / (1 + math.exp(-epsilon))) / epsilon
+        states = 2.0 * default + 1.0
+        if 2.0 * states * entries_per_state > MAX_CHANNEL_ENTRIES:
+            _check_size(2.0 * states * entries_per_state,
+                        f"epsilon = {epsilon:g} is too small for the default threshold_range (about "
+                        f"{default:.3g}, growing like 1/epsilon): pass a larger epsilon or a smaller threshold_range")
+        threshold_range = max(1, math.ceil(default) - 1)
     R = check_int("threshold_range", threshold_range, lo=0)
+    _check_size(2 * (2 * R + 1) * entries_per_state, f"threshold_range = {R} gives {2 * R + 1} hidden states; pass "
+                "a smaller threshold_range")
     rho = np.arange(-R, R + 1)
     log_prior = discrete_laplace_logpmf(rho, 1.0 / epsilon)
     return rho, log_prior - special.logsumexp(log_prior)
@@ -316,9 +349,8 @@ def guess_and_check_system(epsilon: float, c: int, rounds: int, queries: ArrayLi
                          f"shape {q.shape}")
     q = q.astype(int)
     tolerance = check_int("tolerance", tolerance, lo=None)
-    low = check_int("low", low, lo=None)
-    high = check_int("high", high, lo=low + 1)
-    rho, log_prior = _threshold_prior(eps, threshold_range)
+    low, high = _check_range(low, high, q.shape[0])
+    rho, log_prior = _threshold_prior(eps, threshold_range, q.shape[0] * (high - low + 3))
     f = q[:, :2].T                                                      # (2, X): f on each input
     dev = np.abs(f - q[None, :, 2])                                     # |f - tau|
     log_wrong = discrete_laplace_logsf(tolerance + rho[None, :, None] - dev[:, None, :], c / eps)   # (2, S, X)

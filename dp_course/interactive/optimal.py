@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from .._validation import check_int, check_real_array
+from .._validation import check_int, check_real, check_real_array
 from .adversaries import Action, Adversary, Transcript, state_of
 from .systems import Composition, as_composition
 
@@ -263,8 +263,8 @@ def best_adversary(system: Any, epsilon: float | None = None, alpha: float | Non
 
     Args:
         system: a mechanism or a composition.
-        epsilon: a real number >= 0, or ``None``.
-        alpha: an order > 1, or ``None`` (give at most one of ``epsilon`` and ``alpha``).
+        epsilon: a real number >= 0 (one number, not an array), or ``None``.
+        alpha: a finite order > 1 (one number), or ``None`` (give at most one of ``epsilon`` and ``alpha``).
         direction: ``"both"``, ``"forward"`` or ``"backward"``.
         max_states: refuse programmes with more states.
 
@@ -279,9 +279,9 @@ def best_adversary(system: Any, epsilon: float | None = None, alpha: float | Non
     if epsilon is not None and alpha is not None:
         raise ValueError("give epsilon (approximate DP) or alpha (Rényi), not both")
     if epsilon is not None:
-        kind, params = "hockey", check_real_array("epsilon", [epsilon], lo=0.0)
+        kind, params = "hockey", np.array([check_real("epsilon", epsilon, lo=0.0)])
     elif alpha is not None:
-        kind, params = "renyi", check_real_array("alpha", [alpha], lo=1.0, lo_open=True)
+        kind, params = "renyi", np.array([check_real("alpha", alpha, lo=1.0, lo_open=True)])
     else:
         kind, params = "pure", np.empty(0)
     root, policy = _run(comp, kind, params, True, check_int("max_states", max_states, lo=1))

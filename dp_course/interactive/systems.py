@@ -239,7 +239,8 @@ class HiddenStateMechanism(InteractiveMechanism):
         if prior.ndim != 2 or prior.shape[0] != 2:
             raise ValueError(f"prior must have shape (2, S): one law of the hidden state per input, got {prior.shape}")
         if channel.ndim != 4 or channel.shape[:2] != prior.shape:
-            raise ValueError(f"channel must have shape (2, S, X, Y) with (2, S) = {prior.shape}, got {channel.shape}")
+            raise ValueError(f"channel must have shape (2, S, X, Y) with (2, S) = prior.shape = {prior.shape} (one "
+                             f"answer law per hidden state of prior), got {channel.shape}")
         if np.any(np.abs(prior.sum(axis=1) - 1) > PMF_ATOL):
             raise ValueError(f"each row of prior must sum to 1, got sums {prior.sum(axis=1)}")
         sums = channel.sum(axis=-1)
@@ -251,13 +252,14 @@ class HiddenStateMechanism(InteractiveMechanism):
         object.__setattr__(self, "rounds", check_int("rounds", self.rounds, lo=1))
         object.__setattr__(self, "queries", _labels("queries", self.queries, n_q))
         object.__setattr__(self, "answers", _labels("answers", self.answers, n_a))
+        object.__setattr__(self, "halt_answer", check_int("halt_answer", self.halt_answer, lo=0, hi=n_a - 1))
+        if not isinstance(self.halt_on, (tuple, list, np.ndarray)):  # checked with or without halt_after
+            raise ValueError(f"halt_on must be a tuple of answer indices in 0 .. {n_a - 1}, got {self.halt_on!r}")
+        object.__setattr__(self, "halt_on", tuple(check_int("halt_on", v, lo=0, hi=n_a - 1) for v in self.halt_on))
         if self.halt_after is not None:
             object.__setattr__(self, "halt_after", check_int("halt_after", self.halt_after, lo=1))
-            object.__setattr__(self, "halt_answer", check_int("halt_answer", self.halt_answer, lo=0, hi=n_a - 1))
-            on = tuple(check_int("halt_on", v, lo=0, hi=n_a - 1) for v in self.halt_on)
-            if not on:
+            if not self.halt_on:
                 raise ValueError("halt_on must list at least one answer index when halt_after is set")
-            object.__setattr__(self, "halt_on", on)
         object.__setattr__(self, "prior", prior)
         object.__setattr__(self, "channel", channel)
         with np.errstate(divide="ignore"):

@@ -68,7 +68,10 @@ class LossProfile:
         check_frozen_continuous("p_dist", self.p_dist)
         check_frozen_continuous("q_dist", self.q_dist)
         y_lo = check_real("y_lo", self.y_lo)
-        check_real("y_hi", self.y_hi, lo=y_lo, lo_open=True)
+        y_hi = check_real("y_hi", self.y_hi)
+        if not y_lo < y_hi:
+            raise ValueError(f"y_lo and y_hi must be real numbers with y_lo < y_hi, got y_lo = {y_lo:g}, "
+                             f"y_hi = {y_hi:g}")
         probe = check_real_array("probe", self.probe, ndim=1)
         values = check_real_array("values", self.values, ndim=1)
         if probe.shape != values.shape:
@@ -76,8 +79,19 @@ class LossProfile:
         check_bool("decreasing", self.decreasing)
 
     def loss(self, y: np.ndarray) -> np.ndarray:
-        """``ln p(y) - ln q(y)`` (``inf``/``nan`` where a density vanishes, without warnings)."""
-        return _loss(self.p_dist, self.q_dist, check_real_array("y", y))
+        """``ln p(y) - ln q(y)`` (``+inf``/``-inf`` where one density vanishes, without warnings).
+
+        Raises:
+            ValueError: for a ``y`` where both densities vanish (in floats: ``y = 1e18`` for Laplace laws),
+                where the loss is undefined.
+        """
+        arr = check_real_array("y", y)
+        out = _loss(self.p_dist, self.q_dist, arr)
+        undefined = np.isnan(out)
+        if undefined.any():
+            raise ValueError(f"y must be where p_dist or q_dist has a positive density: the loss ln p(y) - ln q(y) "
+                             f"is undefined at y = {float(arr[undefined].flat[0]):g}, where both vanish (in floats)")
+        return out
 
     @property
     def low(self) -> float:
@@ -205,7 +219,7 @@ def level_set_boundaries(profile: LossProfile, grid: np.ndarray, shift: float) -
         if np.all(b - a <= 1e-13 * np.maximum(1.0, np.abs(a))):
             break
         mid = 0.5 * (a + b)
-        above = profile.loss(mid) > level
+        above = _loss(profile.p_dist, profile.q_dist, mid) > level
         if profile.decreasing:      # {l > g} = [y_lo, t): move a up while still above
             a = np.where(above, mid, a)
             b = np.where(above, b, mid)
@@ -214,8 +228,8 @@ def level_set_boundaries(profile: LossProfile, grid: np.ndarray, shift: float) -
             a = np.where(above, a, mid)
     t = 0.5 * (a + b)
     # exact cases at the ends: if even y_lo (resp. y_hi) is not above g, the set is empty, etc.
-    end_lo = profile.loss(np.array([profile.y_lo]))[0] > level
-    end_hi = profile.loss(np.array([profile.y_hi]))[0] > level
+    end_lo = _loss(profile.p_dist, profile.q_dist, np.array([profile.y_lo]))[0] > level
+    end_hi = _loss(profile.p_dist, profile.q_dist, np.array([profile.y_hi]))[0] > level
     if profile.decreasing:
         return np.where(~end_lo, profile.y_lo, np.where(end_hi, profile.y_hi, t))
     return np.where(~end_hi, profile.y_hi, np.where(end_lo, profile.y_lo, t))

@@ -10,6 +10,7 @@ with a monotone privacy loss (:meth:`GridPLD.from_densities`, whose steps live i
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Self
 
 import numpy as np
@@ -101,6 +102,11 @@ class GridPLD(AtomicPLD):
         inf = check_real("infinity_mass", infinity_mass, lo=0.0, hi=1.0)
         if abs(self.start) + p.size > MAX_GRID_INDEX:
             raise ValueError(f"start must be within +-{MAX_GRID_INDEX} - len(probs), got {self.start}")
+        reach = max(abs(self.start), abs(self.start + p.size))
+        if not math.isfinite(reach * self.value_step):
+            raise ValueError(f"value_step must be at most {sys.float_info.max / reach:.6g} for start = "
+                             f"{self.start} and {p.size} probabilities (the grid's losses must be finite floats), got "
+                             f"{self.value_step!r}")
         check_grid_span(self.start * self.value_step, (self.start + p.size) * self.value_step, self.value_step)
         total = float(p.sum()) + inf
         if total > 1.0 + 1e-9:
