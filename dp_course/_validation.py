@@ -269,22 +269,24 @@ def check_alpha(alpha: Any, name: str = "alpha") -> tuple[np.ndarray, bool]:
 
 def check_returned_values(name: str, result: Any, shape: tuple[int, ...], *, lo: float | None = 0.0,
                           allow_inf: bool = True) -> np.ndarray:
-    """What a user's callable returned (``name`` says which call, e.g. ``"fn(orders)"``): real numbers in range,
-    of ``shape`` (a single number is accepted for one value).
+    """What the user's callable ``name`` returned when called on the orders: real numbers in range, of ``shape``
+    (a single number is accepted for one order).
 
-    A string, ``None``, a NaN or the wrong number of values is refused naming the call, instead of failing
-    later inside numpy with a message that names nothing the user wrote.
+    A string, ``None``, a NaN or the wrong number of values is refused naming the callable (``"rdp(orders) must
+    be >= 0, got nan"``), instead of failing later inside numpy with a message that names nothing the user wrote.
     """
+    call = f"{name}(orders)"
+    if result is None:
+        raise ValueError(f"{call} must return real numbers (one per order), got None")
     try:
         arr = np.asarray(result, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must return real numbers, got {_fmt(result)} of type "
+        raise ValueError(f"{call} must return real numbers (one per order), got {_fmt(result)} of type "
                          f"{type(result).__name__}") from exc
-    if result is None:
-        raise ValueError(f"{name} must return real numbers, got None")
-    arr = check_real_array(name, arr, lo=lo, allow_inf=allow_inf)
+    arr = check_real_array(call, arr, lo=lo, allow_inf=allow_inf)
     if arr.ndim == 0 and shape == (1,):
         arr = arr.reshape(1)
     if arr.shape != shape:
-        raise ValueError(f"{name} must return one value per order (shape {shape}), got shape {arr.shape}")
+        raise ValueError(f"{name} must return one value per order: asked for {math.prod(shape)} orders, got an "
+                         f"array of shape {arr.shape}")
     return arr

@@ -53,6 +53,8 @@ __all__ = [
 # reddish purple, orange, sky blue, yellow, black.
 COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 INFINITY_COLOR = COLORS[1]
+MAX_BINS = 10**6
+"""Most bins :func:`plot_pld` draws (a cost guard)."""
 """Colour of the atom at :math:`L = +\\infty` in :func:`plot_pld` (vermillion)."""
 
 _STYLE: dict[RcKeyType, Any] = {
@@ -227,7 +229,7 @@ def plot_pld(pld: PrivacyLossDistribution, ax: Axes | None = None, bins: int = 2
     Args:
         pld: the privacy loss distribution.
         ax: the Axes to draw on (default: a new figure).
-        bins: bins of the density view of a law with more than 60 atoms.
+        bins: bins of the density view of a law with more than 60 atoms, an integer in [1, 10^6].
         label: legend label (default: the class name).
         show_mean: draw the mean as a dashed line (when finite).
 
@@ -235,11 +237,12 @@ def plot_pld(pld: PrivacyLossDistribution, ax: Axes | None = None, bins: int = 2
         The Axes.
 
     Raises:
-        ValueError: if ``pld`` is not a privacy loss distribution.
+        ValueError: if ``pld`` is not a privacy loss distribution, or for another argument out of range.
     """
     if not isinstance(pld, PrivacyLossDistribution):
         raise ValueError(f"pld must be a PrivacyLossDistribution, got {type(pld).__name__}")
     show_mean = check_bool("show_mean", show_mean)
+    bins = check_int("bins", bins, lo=1, hi=MAX_BINS)
     if label is not None and not isinstance(label, str):
         raise ValueError(f"label must be None or a string, got {label!r}")
     ax = _axes(ax)

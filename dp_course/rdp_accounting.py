@@ -231,7 +231,7 @@ class RDPCurve:
         orders = check_orders(orders)
         if not callable(fn):
             raise ValueError(f"fn must be a callable mapping an array of orders to RDP values, got {fn!r}")
-        return cls(orders, check_returned_values("fn(orders)", fn(orders), orders.shape))
+        return cls(orders, check_returned_values("fn", fn(orders), orders.shape))
 
     @classmethod
     def from_mechanism(cls, mechanism: Mechanism, orders: npt.ArrayLike | None = None) -> RDPCurve:

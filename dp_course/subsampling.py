@@ -411,7 +411,7 @@ def poisson_subsampled_rdp_bound(rdp: Callable[[np.ndarray], Any] | Mechanism, q
     ks = np.maximum(ks, 2.0)
     kmax = int(ks.max())
     grid = np.arange(2, kmax + 1, dtype=float)
-    eps_i = check_returned_values("rdp(orders)", curve(grid), grid.shape)
+    eps_i = check_returned_values("rdp", curve(grid), grid.shape)
     if q == 0.0:
         out = np.zeros(alphas.shape)
         return float(out[0]) if scalar else out

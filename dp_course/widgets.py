@@ -344,7 +344,7 @@ def dpsgd_explorer(sigma: float = 1.1, q: float = 0.01, steps: int = 1000, delta
     """
     s0 = check_real("sigma", sigma, lo=0.3, hi=10.0)
     q0 = check_real("q", q, lo=1e-4, hi=1.0)
-    t0 = int(check_real("steps", steps, lo=1, hi=1e5))
+    t0 = check_int("steps", steps, lo=1, hi=10**5)
     delta = check_delta(delta, allow_zero=False)
     grid = np.unique(np.round(np.logspace(0, 5, 41)).astype(int))
 

@@ -6,6 +6,10 @@ replaces one argument at a time by a value of each bad-input class below and acc
 * a ``ValueError`` or ``TypeError`` whose message names the parameter (e.g. ``"epsilon must be > 0, got -1"``);
 * a result whose numbers are finite or ``+inf`` (``-inf`` too where the result is a logarithm) – never NaN.
 
+A parameter whose valid value is an integer is an *integer parameter*: a finite number that is not an integer
+(the "2.5" class, and any such value hypothesis draws) must be refused there, not rounded or truncated – the
+fuzz flags that call as accepted but wrong.
+
 Any other exception, a NaN, or a call slower than :data:`CALL_BUDGET` (the library must refuse exponential
 work from a cheap estimate of its cost, not run it) is a failure.  Two tests run it: one sweeps every
 (target, argument, class) once with the class's representative value; a hypothesis test draws further values
@@ -18,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 import re
 import time
 from pathlib import Path
@@ -122,6 +127,33 @@ def _bad_numbers(value: Any, log_result: bool, depth: int = 0) -> str | None:
     return None
 
 
+def is_integer_parameter(call: Call, param: str) -> bool:
+    """Whether ``param`` takes integers: its valid value is an int (not a bool), or an array of ints."""
+    valid = call.kwargs[param]
+    if isinstance(valid, (bool, np.bool_)):
+        return False
+    if isinstance(valid, numbers.Integral):
+        return True
+    if isinstance(valid, (list, tuple, np.ndarray)) and len(valid):
+        try:
+            return np.asarray(valid).dtype.kind in "iu"
+        except ValueError:  # ragged
+            return False
+    return False
+
+
+def _fractional(value: Any) -> bool:
+    """A finite real number (or array of them) with a fractional part."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, numbers.Real):
+        return math.isfinite(value) and not float(value).is_integer()
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f" and value.size:
+        finite = value[np.isfinite(value)]
+        return bool(finite.size) and bool(np.any(finite != np.round(finite)))
+    return False
+
+
 def _names(call: Call, param: str) -> tuple[str, ...]:
     return (param, *call.aliases.get(param, ()))
 
@@ -133,6 +165,8 @@ def outcome(call: Call, param: str, value: Any) -> str | None:
     try:
         result = call.call(**kwargs)
         problem = _bad_numbers(result, call.log_result)
+        if problem is None and is_integer_parameter(call, param) and _fractional(value):
+            problem = f"accepted {value!r} for the integer parameter {param}"
     except (ValueError, TypeError) as exc:
         message = str(exc)
         named = any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", message) for n in _names(call, param))

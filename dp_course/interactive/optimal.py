@@ -45,7 +45,7 @@ from scipy import special
 
 from .._validation import check_int, check_real, check_real_array
 from .adversaries import Action, Adversary, Transcript, state_of
-from .systems import Composition, as_composition
+from .systems import Composition, HiddenStateMechanism, InteractiveMechanism, as_composition
 
 __all__ = ["worst_case_delta", "worst_case_renyi", "worst_case_epsilon", "best_adversary", "MAX_STATES"]
 
@@ -74,10 +74,89 @@ def _hockey_terminal(eps: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     return terminal
 
 
+def _hidden_state_counts(m: HiddenStateMechanism, limit: int) -> list[float]:
+    """Upper bounds on the number of histories of each length ``0 .. rounds`` that the programme visits for a
+    hidden-state mechanism, from the answers possible at all (some state of positive prior, either input) and the
+    halting rule, without evaluating a single answer law; the list stops once the total passes ``limit``.
+
+    Exact for the lecture's systems (sparse vector, Guess-and-Check): their noise makes every non-halted answer
+    possible after any history, and after halting only ``halt_answer`` is."""
+    live = (m.prior > 0)[:, :, None, None] & (m.channel > 0)
+    possible = np.asarray(live.any(axis=(0, 1)))                          # (X, Y)
+    halting = np.zeros(m.n_answers, dtype=bool)
+    halting[list(m.halt_on)] = m.halt_after is not None
+    n_halt = float(possible[:, halting].sum())                           # (query, answer) pairs that count
+    n_other = float(possible[:, ~halting].sum())
+    c = m.halt_after if m.halt_after is not None and m.halt_after <= m.rounds else 0
+    running = np.zeros(max(c, 1))                                        # histories by number of halting answers
+    running[0], halted, counts = 1.0, 0.0, [1.0]
+    for _ in range(m.rounds):
+        if sum(counts) > limit:
+            break
+        if c:
+            halted = halted * m.n_queries + running[-1] * n_halt
+            running = np.concatenate([[0.0], running[:-1]]) * n_halt + running * n_other
+        else:
+            running = running * (n_halt + n_other)
+        counts.append(float(running.sum()) + halted)
+    return counts
+
+
+def _searched_counts(m: InteractiveMechanism, limit: int) -> list[float]:
+    """The numbers of histories of each length with positive probability under an input, found level by level
+    from the answer laws (which the programme needs anyway: they are memoised); stops once past ``limit``."""
+    level: list[tuple] = [()]
+    counts = [1.0]
+    for _ in range(m.rounds):
+        nxt: list[tuple] = []
+        for h in level:
+            for x in range(m.n_queries):
+                possible = np.isfinite(m._log_pmfs_unchecked(h, x)).any(axis=0)
+                nxt.extend(h + ((x, int(y)),) for y in np.flatnonzero(possible))
+            if sum(counts) + len(nxt) > limit:
+                return [*counts, float(len(nxt))]
+        level = nxt
+        counts.append(float(len(nxt)))
+    return counts
+
+
+def state_count_bound(system: Any, limit: int = MAX_STATES) -> float:
+    """An upper bound on the number of states the dynamic programme over ``system`` visits, or a number above
+    ``limit`` as soon as the bound passes it (then the programme would be refused anyway).
+
+    Each mechanism's histories are counted level by level (for a hidden-state mechanism from its finite sets
+    and halting rule alone, in microseconds; for others from the answer laws); a state is one history per
+    mechanism: all combinations for a concurrent composition, one mechanism at a time for a sequential one.
+    """
+    comp = as_composition(system)
+    limit = check_int("limit", limit, lo=1)
+    per_level = []
+    for m in comp.mechanisms:
+        if m.rounds + 1 > limit:                  # at least one history of every length
+            return float(m.rounds + 1)
+        per_level.append(_hidden_state_counts(m, limit) if isinstance(m, HiddenStateMechanism)
+                         else _searched_counts(m, limit))
+    if any(len(c) < m.rounds + 1 for c, m in zip(per_level, comp.mechanisms, strict=True)):
+        return float(limit + 1)                   # a count stopped early: past the limit
+    if comp.order == "concurrent":
+        return math.prod(sum(c) for c in per_level)
+    total, done = 0.0, 1.0
+    for c in per_level:                           # states with the earlier mechanisms finished
+        total += done * sum(c[:-1])
+        done *= c[-1]
+    return total + done
+
+
 def _run(comp: Composition, kind: str, params: np.ndarray, record: bool,
          max_states: int) -> tuple[np.ndarray, dict[tuple, tuple[Action, ...]]]:
     """Backward induction over states; returns the root value (shape (2, n) or (2,)) and, if asked, the
-    maximising action per state and row."""
+    maximising action per state and row.  Refused first from :func:`state_count_bound` (cheap) when the
+    programme would need more than ``max_states`` states."""
+    bound = state_count_bound(comp, max_states)
+    if bound > max_states:
+        raise ValueError(f"the dynamic programme needs more than max_states = {max_states} states (about "
+                         f"{bound:.3g} or more, counted before any work); use a smaller system (fewer rounds, "
+                         "queries or answers) or a larger max_states")
     mechs = comp.mechanisms
     memo: dict[tuple, np.ndarray] = {}
     policy: dict[tuple, tuple[Action, ...]] = {}

@@ -30,8 +30,7 @@ all of them, interleaving its queries freely (concurrent, :math:`\mathrm{COMP}(\
 \mathcal M_k)` of the paper) or finishing with one before it starts the next (sequential).  Each mechanism
 sees only its own history.
 
-Answer laws are memoised per history, so that enumerating transcripts or searching for the best adversary
-evaluates each one once.
+Answer laws are memoised per history (enumerating transcripts or searching for an adversary evaluates each once).
 
 References:
     X. Lyu, "Composition theorems for interactive differential privacy", NeurIPS 2022, arXiv:2207.09397,
@@ -93,11 +92,15 @@ def _labels(name: str, labels: Sequence[Any] | None, n: int) -> tuple[str, ...]:
     return out
 
 
-def _check_history(history: Any, n_queries: int, n_answers: int, rounds: int) -> History:
+def _parse_history(history: Any) -> History:  # ((query, answer), ...) of integers: 0.5 is refused, not truncated
     try:
-        hist = tuple((int(x), int(y)) for x, y in history)
+        return tuple((check_int("history", x, lo=None), check_int("history", y, lo=None)) for x, y in history)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"history must be a sequence of (query, answer) index pairs, got {history!r}") from exc
+
+
+def _check_history(history: Any, n_queries: int, n_answers: int, rounds: int) -> History:
+    hist = _parse_history(history)
     if len(hist) >= rounds:
         raise ValueError(f"history has {len(hist)} entries, but the mechanism answers at most rounds = {rounds} "
                          "queries, so there is no next answer")
@@ -171,10 +174,7 @@ class InteractiveMechanism(abc.ABC):
 
     def log_history_probs(self, history: Any) -> np.ndarray:
         r""":math:`\ln \prod_t \Pr[\mathcal M^b(h_{<t}, x_t) = y_t]` for ``b = 0, 1`` (the paper's eq. (14))."""
-        try:
-            hist = tuple((int(x), int(y)) for x, y in history)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"history must be a sequence of (query, answer) index pairs, got {history!r}") from exc
+        hist = _parse_history(history)
         if len(hist) > self.rounds:
             raise ValueError(f"history has {len(hist)} entries, more than rounds = {self.rounds}")
         total = np.zeros(2)
