@@ -255,7 +255,7 @@ def worst_case_delta(system: Any, epsilon: ArrayLike, direction: str = "both",
         system: a mechanism or a composition.
         epsilon: a real number >= 0 or an array of them (vectorised: one pass for all).
         direction: ``"both"`` (default), ``"forward"`` (:math:`b = 0`) or ``"backward"`` (:math:`b = 1`).
-        max_states: refuse programmes with more states.
+        max_states: refuse programmes with more states (counted first by :func:`state_count_bound`).
 
     Returns:
         float for a scalar ``epsilon``, an ndarray of its shape otherwise.
@@ -289,7 +289,7 @@ def worst_case_renyi(system: Any, alpha: ArrayLike, direction: str = "both",
         system: a mechanism or a composition.
         alpha: order(s) > 1 (``numpy.inf`` allowed), scalar or array.
         direction: ``"both"``, ``"forward"`` or ``"backward"``.
-        max_states: refuse programmes with more states.
+        max_states: refuse programmes with more states (counted first by :func:`state_count_bound`).
 
     Returns:
         float for a scalar ``alpha``, an ndarray of its shape otherwise (``inf`` where an answer is possible
@@ -345,7 +345,7 @@ def best_adversary(system: Any, epsilon: float | None = None, alpha: float | Non
         epsilon: a real number >= 0 (one number, not an array), or ``None``.
         alpha: a finite order > 1 (one number), or ``None`` (give at most one of ``epsilon`` and ``alpha``).
         direction: ``"both"``, ``"forward"`` or ``"backward"``.
-        max_states: refuse programmes with more states.
+        max_states: refuse programmes with more states (counted first by :func:`state_count_bound`).
 
     Returns:
         :class:`~dp_course.interactive.adversaries.Adversary`.
