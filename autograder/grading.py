@@ -299,5 +299,6 @@ def _finish(run: _Run, job: Job, reply: Reply, worker_dir: Path) -> None:
                              hidden=run.hidden.get(assignment, {}), exercises=exercises, events=events)
     result = SubmissionResult(student, assignment, [f.origin for f in files], score, max_score, exercises, events,
                               reply.seconds, pages, manual)
-    retry = any(e.kind is EventKind.KERNEL_START_FAILED for e in events)  # the machine's fault: grade it again
+    # the machine's fault (or a worker killed from outside, e.g. by the OOM killer): grade it again next run
+    retry = any(e.kind in (EventKind.KERNEL_START_FAILED, EventKind.WORKER_CRASHED) for e in events)
     run.state.record(job.label, "" if retry else job.hash, run.state.fingerprint(assignment) or "", result)
