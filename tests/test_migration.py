@@ -11,6 +11,7 @@ the middle of re-grading a changed lecture is completed by the next run.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -294,3 +295,55 @@ def test_kill_9_during_a_regrade_then_a_rerun_completes_it(base: Base, tmp_path:
     con = sqlite3.connect(b.out / "course" / "gradebook.db")
     assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     con.close()
+
+
+def test_an_older_state_file_is_migrated_and_missing_submissions_are_regraded_from_kept_copies(
+        base: Base, tmp_path: Path, grading_sandbox: str) -> None:
+    """A ``state.json`` of the earlier format (one ``course`` fingerprint) is read without loss: unchanged sources
+    re-grade nothing; after an edit, the lecture's submissions are re-graded although the input no longer holds
+    them (the copy kept in ``course/submitted``, or for an output folder from before copies were kept, the
+    autograded notebook)."""
+    b = _copy(base, tmp_path)
+    state = GradingState.load(b.out / "state.json")
+    legacy = {"course": "0" * 64, "submissions": {k: {"hash": e["hash"], "result": e["result"]}
+                                                  for k, e in state.data["submissions"].items()}}
+    (b.out / "state.json").write_text(json.dumps(legacy))
+    run = _grade(b, grading_sandbox)
+    assert run.graded_now == 0 and _marks(b.out) == EXPECTED_MARKS
+    assert GradingState.load(b.out / "state.json").fingerprint(TOY) == assignment_fingerprint(b.sols, TOY)
+    for f in b.subs.glob(f"*_{TOY}.ipynb"):
+        f.unlink()
+    shutil.rmtree(b.out / "course" / "submitted" / "bob")
+    _edit(b, TOY, "ex1_text", "\n\nErratum: the scale, not the variance.")
+    run = _grade(b, grading_sandbox)
+    regraded = {(r.student, r.assignment): r for r in run.results if r.regraded}
+    assert set(regraded) == {("alice", TOY), ("bob", TOY)}
+    assert regraded["alice", TOY].files == [f"course/submitted/alice/{TOY}/{TOY}.ipynb (kept from an earlier run)"]
+    assert regraded["bob", TOY].files == [f"course/autograded/bob/{TOY}/{TOY}.ipynb (kept from an earlier run)"]
+    assert {k: r.score for k, r in regraded.items()} == {("alice", TOY): 5.0 + MARK[0], ("bob", TOY): 0.0}
+    assert _marks(b.out) == EXPECTED_MARKS
+
+
+def test_cells_added_and_a_hand_marked_cell_removed(base: Base, tmp_path: Path, grading_sandbox: str) -> None:
+    """nbgrader refuses to add or remove cells of an assignment with submissions; the migration does it in the
+    gradebook first. Removing a hand-marked cell refuses (naming it) until ``allow_discard``."""
+    b = _copy(base, tmp_path)
+    path = b.sols / COPY / f"{COPY}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    note = nbformat.v4.new_markdown_cell("Erratum: exercise 1 asks for the scale.")
+    note.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True, "grade_id": "erratum_note",
+                                 "schema_version": 3}
+    nb.cells.insert(hostile.cell_index(nb, "ex1_text") + 1, note)
+    del nb.cells[hostile.cell_index(nb, "q4_answer")]
+    nbformat.write(nb, path)
+    before = (b.out / "course" / "gradebook.db").read_bytes()
+    with pytest.raises(migration.DiscardRefused, match=f"cell q4_answer of {COPY}/{COPY}.ipynb .* 1 hand mark"):
+        _grade(b, grading_sandbox)
+    assert (b.out / "course" / "gradebook.db").read_bytes() == before
+    run = _grade(b, grading_sandbox, allow_discard=True)
+    assert {r.student + "/" + r.assignment for r in run.results if r.regraded} == {f"alice/{COPY}"}
+    assert _marks(b.out) == {(TOY, "alice"): (*MARK, False)}
+    alice = next(r for r in run.results if (r.student, r.assignment) == ("alice", COPY))
+    assert alice.score == 5.0 and alice.max_score == 5.0 and "q4_answer" not in alice.exercises
+    with Gradebook(_db(b.out)) as gb:
+        assert "erratum_note" in {c.name for c in gb.find_notebook(COPY, COPY).source_cells}
