@@ -282,7 +282,6 @@ def _finish(run: _Run, job: Job, reply: Reply, worker_dir: Path) -> None:
     else:
         events.append(Event(EventKind.NOT_GRADED, f"nbgrader failed twice ({reply.error}); all grades set to zero"))
         zero_submission(main_db, assignment, student)
-    events += review_events(main_db, assignment, student)
     keep_submission(course, run.files[job.key], job.timestamp)
     for sub in ("autograded", "feedback"):
         dst = course / sub / student / assignment
@@ -297,6 +296,7 @@ def _finish(run: _Run, job: Job, reply: Reply, worker_dir: Path) -> None:
                              rendered=reply.feedback and not job.fallback, expected=reply.success and not job.fallback,
                              unreadable={f.notebook for f in files if f.problem},
                              hidden=run.hidden.get(assignment, {}), exercises=exercises, events=events)
+    events += review_events(main_db, assignment, student)  # for the instructor (after the student's page)
     result = SubmissionResult(student, assignment, [f.origin for f in files], score, max_score, exercises, events,
                               reply.seconds, pages, manual)
     # the machine's fault (or a worker killed from outside, e.g. by the OOM killer): grade it again next run

@@ -333,11 +333,15 @@ def _sha256(path: Path) -> str:
 
 def answers_changed(old: Path, new: Path, cells: Collection[str]) -> set[str]:
     """Which of ``cells`` (grade ids) differ between two autograded notebooks of one student: the student
-    changed the answer since it was hand-marked.  Nothing when either notebook is missing."""
+    changed the answer since it was hand-marked.  Nothing when either notebook is missing; all of them when one
+    cannot be read (e.g. left half-copied by an interrupted run): the marks are then flagged, to be safe."""
     if not (old.is_file() and new.is_file() and cells):
         return set()
-    before, after = ({grade_id(c): c.source for c in nbformat.read(p, as_version=4).cells
-                      if "nbgrader" in c.metadata and grade_id(c)} for p in (old, new))
+    try:
+        before, after = ({grade_id(c): c.source for c in nbformat.read(p, as_version=4).cells if grade_id(c)}
+                         for p in (old, new))
+    except (OSError, ValueError, AttributeError, TypeError):
+        return set(cells)
     return {cell for cell in cells if before.get(cell) != after.get(cell)}
 
 
