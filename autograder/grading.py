@@ -51,12 +51,12 @@ from .course import SOLUTIONS_DIR
 from .diagnostics import clean_kernel_log
 from .events import Event, EventKind
 from .feedback import hidden_test_lines, publish_feedback
-from .gradebook import export_grades, hand_marks, merge_submission, read_scores, zero_submission
+from .gradebook import export_grades, merge_submission, read_scores, zero_submission
 from .intake import SubmissionFile, collect_submissions, notebook_names
 from .jobs import Job, Reply
 from .kernels import prepare_mpl_cache
 from .limits import Limits
-from .migration import answers_changed, keep_submission, kept_submissions, prepare_course, review_events
+from .migration import keep_submission, kept_submissions, marks_to_flag, prepare_course, review_events
 from .report import write_report
 from .results import GradeRun, SubmissionResult
 from .settings import GradingSettings, course_config, grading_config
@@ -271,14 +271,8 @@ def _finish(run: _Run, job: Job, reply: Reply, worker_dir: Path) -> None:
     course = run.folder.course
     events = _submission_events(run, job, reply)
     main_db = course / "gradebook.db"
-    if reply.success and reply.data:
-        marked: dict[str, set[str]] = {}  # the student's hand-marked cells: a changed answer flags its mark
-        for _, nb, cell in hand_marks(main_db, assignment, student):
-            marked.setdefault(nb, set()).add(cell)
-        review = {(nb, cell) for nb, cells in marked.items() for cell in answers_changed(
-            course / "autograded" / student / assignment / f"{nb}.ipynb",
-            worker_dir / "autograded" / student / assignment / f"{nb}.ipynb", cells)}
-        merge_submission(main_db, assignment, student, reply.data, review)
+    if reply.success and reply.data:  # a hand mark whose answer changed since the last submission: flagged
+        merge_submission(main_db, assignment, student, reply.data, marks_to_flag(course, run.files[job.key]))
     else:
         events.append(Event(EventKind.NOT_GRADED, f"nbgrader failed twice ({reply.error}); all grades set to zero"))
         zero_submission(main_db, assignment, student)

@@ -51,7 +51,7 @@ from .intake import SubmissionFile
 from .state import GradingState, OutputFolder, StateError, assignment_fingerprint
 
 __all__ = ["ALLOW_OPTION", "DiscardRefused", "Change", "source_cells", "prepare_course", "kept_submissions",
-           "keep_submission", "answers_changed", "review_events"]
+           "keep_submission", "answers_changed", "marks_to_flag", "review_events"]
 
 log = logging.getLogger(__name__)
 
@@ -332,8 +332,8 @@ def _sha256(path: Path) -> str:
 
 
 def answers_changed(old: Path, new: Path, cells: Collection[str]) -> set[str]:
-    """Which of ``cells`` (grade ids) differ between two autograded notebooks of one student: the student
-    changed the answer since it was hand-marked.  Nothing when either notebook is missing; all of them when one
+    """Which of ``cells`` (grade ids) differ between two notebooks of one student (submitted or autograded): the
+    student changed the answer since it was hand-marked.  Nothing when either notebook is missing; all of them when one
     cannot be read (e.g. left half-copied by an interrupted run): the marks are then flagged, to be safe."""
     if not (old.is_file() and new.is_file() and cells):
         return set()
@@ -343,6 +343,26 @@ def answers_changed(old: Path, new: Path, cells: Collection[str]) -> set[str]:
     except (OSError, ValueError, AttributeError, TypeError):
         return set(cells)
     return {cell for cell in cells if before.get(cell) != after.get(cell)}
+
+
+def marks_to_flag(course: Path, files: Collection[SubmissionFile]) -> set[tuple[str, str]]:
+    """``(notebook, cell)`` of the student's hand marks whose answer differs between the submission being
+    graded (``files``) and the one graded before (its kept copy in ``course/submitted``; for an output folder
+    from before copies were kept, the autograded notebook)."""
+    files = [f for f in files if not f.problem]
+    if not files:
+        return set()
+    student, assignment = files[0].student, files[0].assignment
+    marked: dict[str, set[str]] = {}
+    for _, nb, cell in gradebook.hand_marks(course / "gradebook.db", assignment, student):
+        marked.setdefault(nb, set()).add(cell)
+    out = set()
+    for f in files:
+        old = course / "submitted" / student / assignment / f"{f.notebook}.ipynb"
+        if not old.is_file():
+            old = course / "autograded" / student / assignment / f"{f.notebook}.ipynb"
+        out |= {(f.notebook, cell) for cell in answers_changed(old, Path(f.path), marked.get(f.notebook, set()))}
+    return out
 
 
 def review_events(main_db: Path, assignment: str, student: str) -> list[Event]:

@@ -11,6 +11,7 @@ the middle of re-grading a changed lecture is completed by the next run.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import psutil
 import pytest
 from nbgrader.api import Gradebook
 
@@ -347,3 +349,39 @@ def test_cells_added_and_a_hand_marked_cell_removed(base: Base, tmp_path: Path, 
     assert alice.score == 5.0 and alice.max_score == 5.0 and "q4_answer" not in alice.exercises
     with Gradebook(_db(b.out)) as gb:
         assert "erratum_note" in {c.name for c in gb.find_notebook(COPY, COPY).source_cells}
+
+
+def test_a_worker_killed_mid_job_leaves_the_submission_to_the_next_run(base: Base, tmp_path: Path,
+                                                                      grading_sandbox: str) -> None:
+    """SIGKILL of a worker (an administrator, the OOM killer): the run goes on and reports it; the submission is
+    not recorded as graded, so the next run grades it properly; the hand mark is still there."""
+    b = _copy(base, tmp_path)
+    args = [sys.executable, "-m", "autograder.cli", "grade", str(b.subs), "-o", str(b.out), "--solutions", str(b.sols),
+            "--workers", "1", "--no-progress", "--force", "--assignment", COPY, "--cell-timeout",
+            str(LIMITS.cell_timeout), "--notebook-timeout", str(LIMITS.notebook_timeout),
+            *(["--no-sandbox"] if grading_sandbox == "none" else [])]
+    log = tmp_path / "grader.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(args, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=err)
+    killed = None
+    try:
+        deadline = time.monotonic() + 300
+        while killed is None and time.monotonic() < deadline and proc.poll() is None:
+            for child in psutil.Process(proc.pid).children():
+                with contextlib.suppress(psutil.Error):
+                    if "autograder.worker" in child.cmdline() and child.children():  # its kernel runs: mid-job
+                        child.send_signal(signal.SIGKILL)
+                        killed = child.pid
+            time.sleep(0.1)
+        assert killed is not None, f"no worker was seen grading: {log.read_text()}"
+        assert proc.wait(timeout=600) == 0, log.read_text()
+    finally:
+        proc.kill()
+        proc.wait()
+    entry = GradingState.load(b.out / "state.json").data["submissions"][f"alice/{COPY}"]
+    assert entry["hash"] == "" and [e["kind"] for e in entry["result"]["events"]] == ["worker_crashed"]
+    run = _grade(b, grading_sandbox)
+    assert {r.student + "/" + r.assignment for r in run.results if r.regraded} == {f"alice/{COPY}"}
+    alice = next(r for r in run.results if (r.student, r.assignment) == ("alice", COPY))
+    assert alice.score == 5.0 + MARK_COPY[0] and not alice.events
+    assert _marks(b.out) == EXPECTED_MARKS
