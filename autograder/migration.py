@@ -295,13 +295,14 @@ def keep_submission(course: Path, files: Collection[SubmissionFile], timestamp: 
 
 def kept_submissions(folder: OutputFolder, state: GradingState, nbs: dict[str, list[str]],
                      present: Collection[tuple[str, str]]) -> dict[tuple[str, str], list[SubmissionFile]]:
-    """The submissions graded against an earlier version of their assignment that are not in this run's input:
-    their kept copies (``course/submitted``, else the autograded notebooks of an output folder from before
-    copies were kept), to be graded again."""
+    """The submissions not in this run's input that were graded against an earlier version of their assignment,
+    or that ``state.json`` does not know (it was set aside): their kept copies (``course/submitted``, else the
+    autograded notebooks of an output folder from before copies were kept), to be graded again."""
     out: dict[tuple[str, str], list[SubmissionFile]] = {}
     for name, notebooks in sorted(nbs.items()):
         fp = state.fingerprint(name)
-        for key in state.stale(name, fp or ""):
+        unknown = {f"{d.parent.name}/{name}" for d in (folder.course / "submitted").glob(f"*/{name}") if d.is_dir()}
+        for key in sorted(set(state.stale(name, fp or "")) | (unknown - set(state.keys(name)))):
             student = key.rsplit("/", 1)[0]
             if (student, name) in present:
                 continue

@@ -15,6 +15,8 @@ are read as "unknown per assignment", and :mod:`autograder.migration` compares t
 each source instead.  The file is replaced atomically (write, then rename), so an interrupted run leaves
 either the old or the new state.  An unreadable ``state.json`` raises :class:`StateError` (the migration
 refuses to go on without the instructor's consent).
+
+One run at a time works in an output folder: :func:`hold` locks it, and the workers inherit the lock.
 """
 
 from __future__ import annotations
