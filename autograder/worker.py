@@ -81,13 +81,13 @@ def _drop_stale_cells(path: Path, source: Path) -> None:
     known = grade_ids(nbformat.read(source, as_version=4))
     try:
         nb = nbformat.read(path, as_version=4)
-    except Exception:  # not a notebook: nbgrader says so itself
+        stale = [c for c in nb.cells if grade_id(c) and grade_id(c) not in known]
+        for cell in stale:
+            del cell.metadata["nbgrader"]
+        if stale:
+            nbformat.write(nb, path)
+    except Exception:  # a student's file, not quite a notebook: nbgrader judges it as it is
         return
-    stale = [c for c in nb.cells if grade_id(c) and grade_id(c) not in known]
-    for cell in stale:
-        del cell.metadata["nbgrader"]
-    if stale:
-        nbformat.write(nb, path)
 
 
 def serve(root: Path) -> int:
