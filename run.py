@@ -5,7 +5,8 @@
     python3 run.py lab --headless   only serve it (no browser); prints the URL with its token
     python3 run.py lab --instructor the same, with nbgrader's instructor tools (Formgrader, Create Assignment)
     python3 run.py test             run the whole test suite (installs the developer tools and chromium)
-    python3 run.py course ARGS...   the instructor / student CLI (release, grade, check, demo)
+    python3 run.py course ARGS...   the instructor / student CLI (dp-course: release, grade, report, check, ...);
+                                    paths are relative to where you type it
     python3 run.py html [-o DIR]    a read-only HTML version of every lecture (executed solutions)
     python3 run.py lite [-o DIR]    a JupyterLite site: the course in the browser, nothing to install
     python3 run.py setup [--dev]    only create or refresh the virtual environment
@@ -191,16 +192,25 @@ def lab_argv(port: int, headless: bool) -> list[str]:
     return argv
 
 
-def _exec(argv: list[str], env: dict[str, str] | None = None) -> int:
-    """Run ``argv`` in the repository with the environment's PATH: on POSIX by replacing this process (so
-    signals such as Ctrl-C or a supervisor's SIGTERM reach JupyterLab / pytest directly), else as a child."""
+def _exec(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = ROOT) -> int:
+    """Run ``argv`` in ``cwd`` (the repository by default; ``None``: where the command was typed) with the
+    environment's PATH: on POSIX by replacing this process (so signals such as Ctrl-C or a supervisor's SIGTERM
+    reach JupyterLab / pytest directly), else as a child."""
     env = _env() if env is None else env
     if os.name == "posix":
         sys.stdout.flush()
         sys.stderr.flush()
-        os.chdir(ROOT)
+        if cwd is not None:
+            os.chdir(cwd)
         os.execve(argv[0], argv, env)
-    return subprocess.call(argv, cwd=ROOT, env=env)
+    return subprocess.call(argv, cwd=cwd, env=env)
+
+
+def _needs_instructor_kit(what: str) -> None:
+    """Stop with a clear message in a student copy (``dp-course student-copy``), which has no grader."""
+    if not (ROOT / "autograder").is_dir():
+        _die(f"`{what}` is an instructor command and this is a student copy of the course (no autograder/); "
+             "use `python3 run.py lab` to open the notebooks")
 
 
 def cmd_lab(args: argparse.Namespace) -> int:
@@ -213,6 +223,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
 
 
 def cmd_test(args: argparse.Namespace) -> int:
+    _needs_instructor_kit("run.py test")
     ensure_env(("dev",))
     ensure_lite_env()
     ensure_chromium()
@@ -224,16 +235,20 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def cmd_course(args: argparse.Namespace) -> int:
+    _needs_instructor_kit("run.py course")
     ensure_env()
-    return _exec([str(BIN / "dp-course"), *args.course_args])
+    # relative paths in the arguments (SUBMISSIONS, -o DIR, ...) mean what they mean where the command was typed
+    return _exec([str(BIN / "dp-course"), *args.course_args], cwd=None)
 
 
 def cmd_html(args: argparse.Namespace) -> int:
+    _needs_instructor_kit("run.py html")
     ensure_env()
     return _exec([str(PY), str(ROOT / "tools" / "build_html.py"), *args.build_args])
 
 
 def cmd_lite(args: argparse.Namespace) -> int:
+    _needs_instructor_kit("run.py lite")
     ensure_lite_env()
     env = _env()
     env["PATH"] = str(LITE_VENV / BIN.name) + os.pathsep + env["PATH"]
@@ -263,7 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", default=None, help="pytest-xdist workers (default: number of cores, at most 4)")
     p.add_argument("pytest_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_test)
-    p = sub.add_parser("course", help="the dp-course CLI: release, grade, check, demo")
+    # no help of its own: `run.py course --help` (and `course grade --help`) is dp-course's help
+    p = sub.add_parser("course", add_help=False, help="the dp-course CLI: release, grade, report, check, demo, ... "
+                       "(--help)")
     p.add_argument("course_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_course)
     p = sub.add_parser("html", add_help=False, help="build a read-only HTML version of every lecture (--help)")

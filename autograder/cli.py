@@ -1,4 +1,4 @@
-"""``dp-course``: the command line of the course kit (release, grade, check, demo).
+"""``dp-course``: the command line of the course kit (release, grade, report, check, demo, student-copy).
 
 Installed with the package (``pip install -e .`` / ``python3 run.py setup``); also ``python3 run.py course ...``.
 Each subcommand has ``--help`` with examples.
@@ -7,6 +7,7 @@ Each subcommand has ``--help`` with examples.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import logging
 import sys
 from collections.abc import Sequence
@@ -15,9 +16,12 @@ from pathlib import Path
 from . import isolation, release
 from .checking import check_notebook
 from .course import SOLUTIONS_DIR, assignments, course_folder
+from .deadlines import parse_due
 from .demo import run_demo
 from .grading import grade
 from .limits import Limits
+from .outputs import refresh
+from .student_copy import make_student_copy
 
 __all__ = ["main", "build_parser"]
 
@@ -27,9 +31,13 @@ _DESCRIPTION = """\
 The differential-privacy course kit.
 
   release   regenerate the student notebooks (notebooks/) from the instructor sources (solutions/)
-  grade     grade a folder or zip of submissions: grades.csv, per-student feedback, a report
-  check     check your own notebook against the visible tests, as the grader runs them
-  demo      grade a small sample class (including hostile submissions) in a temporary course
+  grade         grade a folder or zip of submissions: grades.csv, an LMS export, per-student feedback, a report
+  report        rewrite grades.csv, the LMS export and the report from the gradebook (after hand grading)
+  check         check your own notebook against the visible tests, as the grader runs them
+  demo          grade a small sample class (including hostile submissions) in a temporary course
+  student-copy  write what students receive (notebooks, library, guides; no solutions, no hidden tests)
+
+Relative paths are relative to the folder where you type the command (also through `python3 run.py course`).
 """
 
 _GRADE_EXAMPLES = """\
@@ -39,6 +47,7 @@ examples:
   dp-course grade submissions.zip --workers 4      a zip of either layout, 4 parallel graders
   dp-course grade downloads/ --assignment 01_foundations --cell-timeout 30
   dp-course grade downloads/ --student-pattern '^(?P<student>[a-z]+\\d*)-'
+  dp-course grade moodle.zip --due 03_simulation_lemma=2026-10-01T23:59+02:00
 
 Student code runs in a sandbox (bubblewrap, installed with the course kit): no network, no view of the
 course directory, the solutions or other submissions. Where no sandbox works, grading refuses and says why;
@@ -56,9 +65,34 @@ touched. A step that would discard instructor data (a lecture removed from the s
 hand-marked cell removed, an unreadable state.json or gradebook) stops with what would be lost and writes a
 backup to course/backups/; --allow-discard lets it go on.
 
-Output folder: grades.csv, feedback/<student>/<lecture>/<notebook>.html (hidden tests removed),
-report.html / report.md / scores.png, and course/ (an nbgrader course directory with the gradebook,
-usable with nbgrader's formgrader for the hand-graded answers).
+Output folder: grades.csv (one row per student and lecture; blank score = not submitted),
+grades_lms.csv (one row per student, a column per lecture, the LMS's id; lms/ holds Canvas's and Moodle's own
+import files when their file names were graded), feedback/<student>/<lecture>/<notebook>.html (hidden tests
+removed), report.html / report.md / scores.png, and course/ (an nbgrader course directory with the gradebook,
+for marking the written answers). After hand grading, `dp-course report DIR` rewrites the grades and the report.
+
+Due dates (--due, repeatable) are kept in the gradebook: later runs flag late work without repeating them. A
+submission's time is nbgrader's timestamp.txt, else the LMS's: a zip member's date or a file's modification
+time (unzip keeps the LMS's times; a plain copy does not). Canvas's LATE marker is flagged as well. Two files
+of one student and lecture: the newer is graded; at equal times the copy "x (1).ipynb" / "x-1.ipynb" wins.
+"""
+
+_REPORT_EXAMPLES = """\
+examples:
+  dp-course report grading/         print the grade table; rewrite grades.csv, grades_lms.csv, lms/, report.*
+
+Reads the scores from the gradebook (grading/course/gradebook.db), so hand marks given in Formgrader since
+the last run appear in the console, grades.csv, the LMS files and the report alike. Nothing is graded.
+"""
+
+_STUDENT_COPY_EXAMPLES = """\
+examples:
+  dp-course student-copy ~/dp-course-students      then zip it, or push it to the students' repository
+
+What students receive: notebooks/, the dp_course library, pyproject.toml, run.py, environment.yml, postBuild,
+the student JupyterLab settings, the student guide, the errata and a README for students. Not copied:
+solutions/, autograder/, tests/, the instructor guide, .git. `python3 run.py lab` works in the copy (it
+installs the library only; the dp-course command is not in it). DIR must be new or empty.
 """
 
 _CHECK_EXAMPLES = """\
@@ -136,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--solutions", type=Path, default=None, metavar="DIR",
                    help="the instructor sources: <lecture>/<lecture>.ipynb with solutions and hidden tests "
                         "(default: the course repository's solutions/, else ./solutions)")
+    p.add_argument("--due", action="append", metavar="LECTURE=WHEN", type=_due, default=None,
+                   help="due date of a lecture, e.g. 03_simulation_lemma=2026-10-01T23:59+02:00 (local time without "
+                        "an offset; repeatable; kept in the gradebook for later runs)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-feedback", action="store_true",
                    help="skip the per-student HTML feedback (faster; grades and report only)")
@@ -152,6 +189,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the test cells in the student's own kernel, as plain nbgrader does (fallback and "
                         "benchmark comparison; a submission can then tamper with its tests). Default: tests run "
                         "in a separate trusted kernel that decides the verdicts")
+
+    p = sub.add_parser("report", help="rewrite grades and report from the gradebook (after hand grading)",
+                       epilog=_REPORT_EXAMPLES, formatter_class=fmt,
+                       description="Print the grade table and rewrite grades.csv, the LMS exports and the report "
+                       "from the gradebook of a grading output folder, without grading.")
+    p.add_argument("output", type=Path, metavar="OUTPUT", help="the grading output folder (grade -o DIR)")
+
+    p = sub.add_parser("student-copy", help="write what students receive into a new folder",
+                       epilog=_STUDENT_COPY_EXAMPLES, formatter_class=fmt,
+                       description="Copy the student notebooks, the library and the student guides into DIR.")
+    p.add_argument("dir", type=Path, metavar="DIR", help="a new or empty folder")
 
     p = sub.add_parser("check", help="check your notebook against the visible tests", epilog=_CHECK_EXAMPLES,
                        formatter_class=fmt, description="Run the visible tests on your notebook, as the "
@@ -175,6 +223,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds per cell (default 10; the hostile loops run into it)")
     p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto", help="sandbox mode")
     return parser
+
+
+def _due(text: str) -> tuple[str, dt.datetime]:
+    """argparse type of ``--due``: a bad value stops the command at once (exit 2, message naming --due)."""
+    try:
+        return parse_due(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _limits(args: argparse.Namespace) -> Limits:
@@ -217,17 +273,33 @@ def _run(args: argparse.Namespace) -> int:
                         sandbox_mode="none" if args.no_sandbox else "bwrap", force=args.force,
                         progress=not args.no_progress, student_pattern=args.student_pattern,
                         feedback=not args.no_feedback, trusted=not args.single_kernel,
-                        allow_discard=args.allow_discard)
+                        allow_discard=args.allow_discard, due=dict(args.due or []))
             print(run.table())
             print()
             print(f"grades:   {run.grades_csv}")
             if not args.no_feedback:
                 print(f"feedback: {run.output_dir / 'feedback'}")
             print(f"report:   {run.report_html}")
+            for path in run.lms_exports:
+                print(f"LMS:      {path}")
             print("protection: " + "; ".join(line.strip() for line in run.sandbox.splitlines()[:3]))
             if run.unmatched:
                 print(f"note: {len(run.unmatched)} file(s) could not be matched to a student and a lecture; "
                       "see the report")
+            return 0
+        if args.command == "report":
+            run = refresh(args.output)
+            print(run.table())
+            print()
+            print(f"grades:   {run.grades_csv}")
+            for path in run.lms_exports:
+                print(f"LMS:      {path}")
+            print(f"report:   {run.report_html}")
+            return 0
+        if args.command == "student-copy":
+            dest = make_student_copy(args.dir)
+            print(f"student copy: {dest} (notebooks/, dp_course/, guides; no solutions, no hidden tests); "
+                  f"students run `python3 run.py lab` in it")
             return 0
         if args.command == "check":
             notebooks = course_folder("notebooks", args.notebooks)

@@ -3,7 +3,13 @@
 ``dp-course demo`` builds a course from the first lecture in ``solutions/`` (or, with ``--synthetic`` or
 when there is none, from a tiny built-in assignment), writes a handful of submissions -- a full solution,
 an untouched notebook, a partly wrong one and a few hostile ones -- grades them with the same code as
-``dp-course grade`` and prints the grade table and where the report is.
+``dp-course grade`` and prints, per submission, the score it should get beside the score it got, and where the
+report is.
+
+**A busy machine.** Before grading, the demo times the lecture's setup cell (its imports) in a fresh Python
+process (:func:`measure_setup`) and raises the per-cell limit to at least three times that plus 5 s, saying so:
+on two busy cores the imports alone can take longer than the 10 s default, which would cut the setup cell and
+score every submission zero for the wrong reason.
 
 The helpers that make submissions from a source notebook live in :mod:`autograder.cells`; the tests and the
 benchmark use them and :func:`write_synthetic_assignment` too.
@@ -12,22 +18,31 @@ benchmark use them and :func:`write_synthetic_assignment` too.
 from __future__ import annotations
 
 import copy
+import math
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import cast
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from .cells import answer_cells, full_solution, grade_id as cell_grade_id, set_answer, student_version
+from .cells import (answer_cells, full_solution, grade_id as cell_grade_id, is_answer_cell, is_instructor_cell,
+                    is_manual_cell, is_test_cell, nbgrader_meta, set_answer, student_version)
 from .course import SOLUTIONS_DIR, assignments as list_assignments, make_course
 from .grading import grade
 from .limits import Limits
 
-__all__ = ["SYNTHETIC_NAME", "write_synthetic_assignment", "HOSTILE", "make_demo_submissions", "run_demo"]
+__all__ = ["SYNTHETIC_NAME", "write_synthetic_assignment", "HOSTILE", "make_demo_submissions", "run_demo",
+           "measure_setup", "expected_scores", "SETUP_FACTOR", "SETUP_MARGIN"]
+
+SETUP_FACTOR, SETUP_MARGIN = 3.0, 5.0
+"""The demo's cell limit is at least ``SETUP_FACTOR`` times the measured setup time plus ``SETUP_MARGIN`` s."""
 
 SYNTHETIC_NAME = "00_toy"
 
@@ -169,6 +184,101 @@ def make_demo_submissions(course: Path, assignment: str, source_nb: NotebookNode
 
 
 # ----------------------------------------------------------------------------------------------------
+# What each sample submission should score, and how long the imports take here
+
+
+def measure_setup(source_nb: NotebookNode, timeout: float = 600.0) -> float:
+    """Seconds the notebook's setup cell (the read-only code cell before the first answer: its imports) takes in
+    a fresh Python process on this machine now (IPython ``%``/``!`` lines left out); 0 without a setup cell.
+
+    Raises:
+        RuntimeError: the setup code fails or runs past ``timeout`` (the message has its last error line).
+    """
+    source = ""
+    for cell in source_nb.cells:
+        if is_answer_cell(cell) or is_manual_cell(cell):
+            break
+        if cell.cell_type == "code" and is_instructor_cell(cell) and not is_test_cell(cell):
+            source = "\n".join(line for line in str(cell.source).splitlines()
+                               if not line.lstrip().startswith(("%", "!")))
+            break
+    if not source.strip():
+        return 0.0
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="dpc-demo-setup-") as tmp:
+        try:
+            proc = subprocess.run([sys.executable, "-c", source], cwd=tmp, env=env, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"the setup cell's imports took more than {timeout:g} s on this machine") from None
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise RuntimeError(f"the setup cell fails in a fresh Python process: {last}")
+    return time.monotonic() - t0
+
+
+def _points(cell: Mapping[str, object]) -> float:
+    return float(nbgrader_meta(cell).get("points") or 0.0)
+
+
+def expected_scores(release: NotebookNode, made: Mapping[str, str]) -> dict[str, tuple[float, float]]:
+    """``{student: (lowest, highest) autograded points}`` that each sample submission of
+    :func:`make_demo_submissions` should get (hand-graded answers excluded: they wait for the instructor).
+
+    A test cell counts for the answer cell before it: the full solution gets every point, the untouched and the
+    broken notebook none, the half-done one the points of the answers it filled in, and a hostile one none of the
+    first answer's points and at most all the others (depending on whether its trick also stops the kernel).
+    """
+    per_answer: dict[str, float] = {}
+    current, total = "", 0.0
+    for cell in release.cells:
+        if is_answer_cell(cell):
+            current = str(cell_grade_id(cell))
+        elif is_test_cell(cell):
+            per_answer[current] = per_answer.get(current, 0.0) + _points(cell)
+            total += _points(cell)
+    answers = list(answer_cells(release))
+    free = per_answer.get("", 0.0)  # tests before any answer
+    half = free + sum(per_answer.get(a, 0.0) for a in answers[:len(answers) // 2])
+    out = {}
+    for student in made:
+        if student == "ada":
+            out[student] = (total, total)
+        elif student == "cleo":
+            out[student] = (half, half)
+        elif student.startswith("mallory") and answers:
+            out[student] = (0.0, total - per_answer.get(answers[0], 0.0))
+        else:  # bert (untouched), dave (not a notebook: graded as the untouched release)
+            out[student] = (free, free)
+    return out
+
+
+def _range(lo: float, hi: float) -> str:
+    return f"{lo:g}" if lo == hi else f"{lo:g} to {hi:g}"
+
+
+def _demo_table(made: Mapping[str, str], expected: Mapping[str, tuple[float, float]],
+                actual: Mapping[str, float], manual: float) -> tuple[str, int]:
+    """The demo's table (student, submission, expected, got, verdict) and how many scores are off."""
+    rows = [("student", "submission", "expected", "got", "")]
+    off = 0
+    for student, what in made.items():
+        lo, hi = expected[student]
+        got = actual.get(student)
+        ok = got is not None and lo - 1e-9 <= got <= hi + 1e-9
+        off += not ok
+        rows.append((student, what[:60], _range(lo, hi), "-" if got is None else f"{got:g}",
+                     "as expected" if ok else "DIFFERENT (see the report)"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join(r[i].ljust(widths[i]) for i in range(4)) + "  " + r[4] for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    note = (f"(autograded points; the written answers, {manual:g} points, wait for a hand mark)" if manual
+            else "(autograded points)")
+    return "\n".join([*(line.rstrip() for line in lines), note]), off
+
+
+# ----------------------------------------------------------------------------------------------------
 # The demo
 
 
@@ -214,13 +324,31 @@ def run_demo(*, workdir: Path | None = None, synthetic: bool = False, assignment
     print(f"demo: {len(made)} submissions in {subs}:", flush=True)
     for student, what in made.items():
         print(f"  {student:10s} {what}", flush=True)
+    setup = measure_setup(source_nb)
+    needed = math.ceil(SETUP_FACTOR * setup + SETUP_MARGIN)
+    if needed > cell_timeout:
+        print(f"demo: the lecture's imports took {setup:.1f} s here (this machine is busy or slow), so each cell may "
+              f"run {needed} s instead of {cell_timeout:g} s ({SETUP_FACTOR:g} x the imports + {SETUP_MARGIN:g} s)",
+              flush=True)
+        cell_timeout = float(needed)
+    else:
+        print(f"demo: the lecture's imports took {setup:.1f} s here; each cell may run {cell_timeout:g} s",
+              flush=True)
     limits = Limits(cell_timeout=cell_timeout, notebook_timeout=max(120.0, 12 * cell_timeout))
     run = grade(subs, base / "graded", solutions_dir=sols, assignments=[name], workers=workers, limits=limits,
                 sandbox_mode=sandbox_mode, force=True)
+    release = student_version(scratch, name)
+    manual_ids = {str(cell_grade_id(c)) for c in release.cells if is_manual_cell(c)}
+    actual = {r.student: sum(s or 0.0 for k, (s, _) in r.exercises.items() if k not in manual_ids)
+              for r in run.results if r.assignment == name}
+    table, off = _demo_table(made, expected_scores(release, made), actual,
+                             sum(_points(c) for c in release.cells if is_manual_cell(c)))
     print("", flush=True)
-    print(run.table(), flush=True)
+    print(table, flush=True)
     print("", flush=True)
-    print(f"demo: finished in {time.monotonic() - t0:.0f} s", flush=True)
+    print(f"demo: finished in {time.monotonic() - t0:.0f} s; " + (
+        "every score is as expected" if not off else f"{off} score(s) differ from the expected: see the report"),
+        flush=True)
     print(f"  report:   {run.report_html}", flush=True)
     print(f"  grades:   {run.grades_csv}", flush=True)
     print(f"  feedback: {base / 'graded' / 'feedback'}", flush=True)

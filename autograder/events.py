@@ -88,6 +88,7 @@ class EventKind(enum.Enum):
     TEST_CELLS_CHANGED = "test_cells_changed", Severity.FLAG, "test cells deleted, duplicated or edited"
     MISSING_NOTEBOOK = "missing_notebook", Severity.FLAG, "notebook missing"
     DUPLICATE_FILE = "duplicate_file", Severity.INFO, "duplicate file ignored"
+    LATE = "late", Severity.FLAG, "submitted after the due date"
     SANDBOX_OFF = "sandbox_off", Severity.FLAG, "graded without a sandbox"
     FEEDBACK_FALLBACK = "feedback_fallback", Severity.FLAG, "feedback replaced by a summary"
     WORKER_CRASHED = "worker_crashed", Severity.ERROR, "grading worker crashed"

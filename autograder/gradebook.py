@@ -4,8 +4,8 @@ Each worker grades in its own copy of the course directory, gradebook included, 
 writers on one database.  After a job, the worker reads its rows of the submission
 (:func:`export_submission`) and sends them to the grader, whose main process alone writes them into the main
 gradebook (:func:`merge_submission`, or :func:`zero_submission` when nbgrader could not grade it at all).
-:func:`read_scores` reads a submission's scores back; :func:`export_grades` writes ``grades.csv`` with
-nbgrader's own exporter.
+:func:`read_scores` reads a submission's scores back; :func:`export_grades` writes ``grades.csv`` (nbgrader's long
+format, from :mod:`autograder.standings`).
 """
 
 from __future__ import annotations
@@ -16,15 +16,16 @@ import os
 import shutil
 import sqlite3
 import warnings
+from collections.abc import Collection, Sequence
 from pathlib import Path
-from collections.abc import Collection
 from typing import Any
 
 from nbgrader.api import (Comment, Grade, Gradebook, MissingEntry, Student, SubmittedAssignment,
                          SubmittedNotebook)
-from nbgrader.plugins import CsvExportPlugin
 from nbgrader.utils import parse_utc
 from sqlalchemy.exc import SAWarning
+
+from .standings import Standing, long_rows, read_standings
 
 __all__ = ["Scores", "CellSets", "HandMark", "db_url", "export_submission", "merge_submission", "zero_submission",
            "read_scores", "export_grades", "check", "backup", "hand_marks", "marks_to_review", "flag_for_review",
@@ -162,21 +163,17 @@ def read_scores(main_db: Path, assignment: str, student: str) -> Scores:
         return float(sub.score), float(sub.max_score), exercises, manual
 
 
-def export_grades(course: Path, dest: Path) -> Path:
-    """``grades.csv`` of a course directory: nbgrader's CSV export plugin (``nbgrader export``), rows sorted."""
-    with Gradebook(db_url(Path(course) / "gradebook.db")) as gb:
-        plugin = CsvExportPlugin()
-        plugin.to = str(dest)
-        plugin.export(gb)
-    # rows in a stable order (the database's order depends on which worker finished first)
-    with open(dest, newline="") as f:
-        rows = list(csv.reader(f))
-    if len(rows) > 1:
-        head, body = rows[0], rows[1:]
-        ia, isd = head.index("assignment"), head.index("student_id")
-        body.sort(key=lambda r: (r[ia], r[isd]))
-        with open(dest, "w", newline="") as f:
-            csv.writer(f, lineterminator="\n").writerows([head, *body])
+def export_grades(course: Path, dest: Path, standings: Sequence[Standing] | None = None) -> Path:
+    """``grades.csv`` of a course directory, from its gradebook: nbgrader's long format (the columns of
+    ``nbgrader export``, one row per student and lecture, sorted) with blank scores and the status
+    ``not submitted`` for a lecture a student did not submit, and the LMS id, the points still to mark by hand,
+    the status and lateness (:func:`autograder.standings.long_rows`).  ``standings`` saves reading them again."""
+    if standings is None:
+        standings = read_standings(Path(course) / "gradebook.db")
+    tmp = Path(dest).with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f, lineterminator="\n").writerows(long_rows(standings))
+    tmp.replace(dest)
     return Path(dest)
 
 

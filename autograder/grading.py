@@ -24,21 +24,23 @@
    Hand marks stay; one whose answer changed is flagged for review.
 7. **Feedback** (:mod:`autograder.feedback`): nbgrader's page per notebook, hidden tests stripped
    (:mod:`autograder.preprocessors.strip_hidden_tests`) and checked; else a score-only summary.
-8. **Outputs**: ``grades.csv`` (nbgrader's exporter), the results (:mod:`autograder.results`) and the report
-   (:mod:`autograder.report`).
+8. **Outputs** (:mod:`autograder.outputs`): ``grades.csv``, the LMS exports, the report and the console table,
+   all read from the main gradebook (:func:`autograder.outputs.refresh`), with the run's results
+   (:mod:`autograder.results`) for what happened to each submission.
 
 Progress goes to a tqdm bar; status lines go to the ``autograder`` logger (the command line prints them).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,15 +53,17 @@ from .course import SOLUTIONS_DIR
 from .diagnostics import clean_kernel_log
 from .events import Event, EventKind
 from .feedback import hidden_test_lines, publish_feedback
-from .gradebook import export_grades, merge_submission, read_scores, zero_submission
-from .intake import SubmissionFile, collect_submissions, notebook_names
+from .deadlines import due_dates, store_due_dates
+from .gradebook import merge_submission, read_scores, zero_submission
+from .intake import SubmissionFile, collect_submissions, notebook_names, preview_submissions
 from .jobs import Job, Reply
 from .kernels import prepare_mpl_cache
 from .limits import Limits
 from .migration import keep_submission, kept_submissions, marks_to_flag, prepare_course, review_events
-from .report import write_report
+from .outputs import refresh
 from .results import GradeRun, SubmissionResult
 from .settings import GradingSettings, course_config, grading_config
+from .standings import record_students
 from .state import GradingState, OutputFolder, hold, job_hash
 from .workers import WorkerPool
 
@@ -86,7 +90,8 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
           assignments: Sequence[str] | None = None, workers: int | None = None, limits: Limits = Limits(),
           sandbox_mode: str = "bwrap", force: bool = False, progress: bool = True,
           student_pattern: str | None = None, guard: bool = True, feedback: bool = True,
-          trusted: bool = True, allow_discard: bool = False) -> GradeRun:
+          trusted: bool = True, allow_discard: bool = False,
+          due: Mapping[str, dt.datetime] | None = None) -> GradeRun:
     """Grade every submission under ``submissions``; write grades, feedback and the report to ``output_dir``.
 
     Args:
@@ -110,12 +115,15 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
         allow_discard: let the course update discard instructor data it would otherwise refuse to (a removed
             lecture's grades, hand marks on a removed cell, an unreadable state or gradebook; ``--allow-discard``,
             see :mod:`autograder.migration`); a backup of the gradebook is written first.
+        due: ``{assignment: due date, naive UTC}`` (``--due``, :func:`autograder.deadlines.parse_due`), stored in
+            the gradebook (due dates stored earlier stay); late submissions are flagged.
 
     Returns:
         A :class:`~autograder.results.GradeRun`.
 
     Raises:
-        ValueError: bad ``submissions``, ``assignments`` or ``workers``.
+        ValueError: bad ``submissions`` (missing, or nothing in it matches a lecture), ``student_pattern``,
+            ``assignments``, ``due`` or ``workers`` -- all found before any set-up work.
         RuntimeError: the submissions cannot be protected as ``sandbox_mode`` asks (no sandbox here; or, as
             root without one, no dedicated uid can run the kernels); the message says why and what to do.
         autograder.migration.DiscardRefused: (a ``RuntimeError``) updating the course would discard instructor
@@ -129,6 +137,10 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
     nbs = notebook_names(solutions_dir, assignments)
     if not nbs:
         raise ValueError(f"solutions_dir must contain at least one assignment, got {str(solutions_dir)!r}")
+    for name in due or {}:
+        if name not in nbs:
+            raise ValueError(f"due (--due) must name a lecture being graded, one of {sorted(nbs)}, got {name!r}")
+    preview_submissions(Path(submissions), nbs, student_pattern)  # bad input fails here, before any set-up
     info = isolation.probe(sandbox_mode)
     refusal = isolation.grading_refusal(info, sandbox_mode)
     if refusal:
@@ -140,25 +152,27 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
     with hold(folder) as lock_fd:  # one run at a time per output folder; its workers inherit the lock
         return _grade_held(submissions, folder, Path(solutions_dir), nbs, GradingSettings(
             limits, info.mode, guard, feedback, trusted), info, warning, workers, force, progress, student_pattern,
-            allow_discard, (lock_fd,), t0)
+            allow_discard, due or {}, (lock_fd,), t0)
 
 
 def _grade_held(submissions: Path, folder: OutputFolder, solutions_dir: Path, nbs: dict[str, list[str]],
                 settings: GradingSettings, info: isolation.SandboxInfo, warning: str | None, workers: int | None,
                 force: bool, progress: bool, student_pattern: str | None, allow_discard: bool,
-                keep_fds: tuple[int, ...], t0: float) -> GradeRun:
+                due: Mapping[str, dt.datetime], keep_fds: tuple[int, ...], t0: float) -> GradeRun:
     """:func:`grade` once it holds the output folder."""
     timings: dict[str, float] = {}
     limits, feedback = settings.limits, settings.feedback
     run = _Run(settings, folder, nbs, prepare_course(folder, solutions_dir, nbs, allow_discard=allow_discard),
                sealed=not info.isolated, keep_fds=keep_fds)
     course = folder.course
+    store_due_dates(course / "gradebook.db", due)
     with tempfile.TemporaryDirectory(prefix="dpc-intake-") as tmp:  # a zip's files live here while jobs run
         releases = {(a, nb): nbformat.read(course / "release" / a / f"{nb}.ipynb", as_version=4)
                     for a in nbs for nb in nbs[a] if (course / "release" / a / f"{nb}.ipynb").is_file()}
         timings["setup"] = time.monotonic() - t0
         intake = collect_submissions(Path(submissions), nbs, limits=limits, extract_dir=Path(tmp),
-                                     student_pattern=student_pattern, releases=releases)
+                                     student_pattern=student_pattern, releases=releases,
+                                     due=due_dates(course / "gradebook.db"))
         run.files = intake.jobs()
         kept = kept_submissions(folder, run.state, nbs, run.files)  # of a changed assignment, not in the input
         run.files.update(kept)
@@ -183,15 +197,15 @@ def _grade_held(submissions: Path, folder: OutputFolder, solutions_dir: Path, nb
                 protect.unseal(sealed)
     timings["grading"] = time.monotonic() - t0 - timings["setup"] - timings["intake"]
     t1 = time.monotonic()
-    export_grades(course, folder.grades_csv)
-    timings["export"] = time.monotonic() - t1
+    record_students(course / "gradebook.db", intake.files)  # LMS ids and names, kept by nbgrader
     result = GradeRun(output_dir=folder.root, results=run.state.results(regraded), unmatched=intake.unmatched,
                       duplicates=intake.duplicates, layout=intake.layout, sandbox=info.describe(),
                       sandbox_warning=warning, workers=n_workers, graded_now=len(regraded),
                       skipped=len(run.files) - len(todo), seconds=time.monotonic() - t0,
                       notebooks_graded=sum(len(nbs[job.assignment]) for job in todo), grades_csv=folder.grades_csv,
                       timings=timings)
-    write_report(result)
+    refresh(folder.root, result)  # grades.csv, LMS exports, report, console table: all from the gradebook
+    timings["outputs"] = time.monotonic() - t1
     result.seconds = time.monotonic() - t0
     return result
 

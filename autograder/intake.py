@@ -20,7 +20,9 @@ submissions folder (or zip) against the assignments' notebook names (:func:`note
   graded;
 * **student ids** (:func:`student_id`): Unicode letters are kept (NFC-normalised, case and accents preserved);
   two different names that still give the same id are both graded, under ids made distinct, and flagged;
-* **duplicates**: the newest file per (student, assignment, notebook) is graded, the others listed;
+* **duplicates**: the newest file per (student, assignment, notebook) is graded, the others listed; at equal
+  times the highest copy number wins (``x (1).ipynb`` / ``x-1.ipynb`` over ``x.ipynb``);
+* **LMS ids, times, lateness**: :func:`autograder.deadlines.stamp_and_flag`;
 * **validity**: files that are not UTF-8 JSON, or not notebooks, get a problem
   (:class:`~autograder.events.EventKind`) and are graded as the untouched release notebook (zero); the others
   are reviewed (:mod:`autograder.review`).
@@ -36,22 +38,24 @@ import json
 import os
 import re
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
 from .course import SOLUTIONS_DIR, assignments as list_assignments
+from .deadlines import stamp_and_flag
 from .events import EventKind
 from .limits import Limits
+from .lms import copy_number
 from .review import changed_test_cells, suspicious_lines
-from .student_ids import assign_ids, name_of, prefix_name, student_from_prefix, student_id
+from .student_ids import assign_ids, compile_pattern, name_of, prefix_name, student_from_prefix, student_id
 from .untrusted_files import (SymlinkFound, UnreadableFile, check_zip_directory, is_symlink_member, read_member,
                               read_no_follow)
 
 __all__ = ["SubmissionFile", "Intake", "MAX_MEMBERS", "notebook_names", "student_id", "student_from_prefix",
-           "check_notebook_bytes", "collect_submissions", "MAX_EXTRACTED_BYTES"]
+           "check_notebook_bytes", "collect_submissions", "MAX_EXTRACTED_BYTES", "preview_submissions"]
 
 MAX_MEMBERS = 20_000
 """Files read from one submissions folder (the rest are listed as unmatched); a zip of submissions that declares
@@ -80,9 +84,11 @@ class SubmissionFile:
     review: list[str] = dataclasses.field(default_factory=list)  # suspicious lines, for the instructor
     changes: list[str] = dataclasses.field(default_factory=list)  # test cells deleted/duplicated/edited
     mtime: float = 0.0
-    timestamp: str | None = None  # nbgrader's timestamp.txt next to the notebook (late penalties)
+    timestamp: str | None = None  # nbgrader's timestamp.txt next to the notebook, else the LMS's time of the file
     name: str = ""               # the student's name as found (NFC), before it was made an id
     flags: list[tuple[EventKind, str]] = dataclasses.field(default_factory=list)  # other things to report
+    lms_user_id: str = ""        # Moodle's participant id / Canvas's user id from the file name
+    late: bool = False           # after the lecture's due date, or marked LATE by the LMS
 
 
 @dataclasses.dataclass
@@ -244,10 +250,12 @@ def _attribute(rel: str, stem: str, notebooks: dict[str, list[str]], pattern: re
 
 
 def _keep_newest(files: list[SubmissionFile]) -> tuple[list[SubmissionFile], list[tuple[str, str]]]:
-    """The newest file per (student, assignment, notebook), sorted; and (ignored, kept) pairs of the others."""
+    """The newest file per (student, assignment, notebook), sorted; and (ignored, kept) pairs of the others.
+
+    Newest by time, then by copy number (``x (1).ipynb`` after ``x.ipynb``), then by path."""
     by_key: dict[tuple[str, str, str], SubmissionFile] = {}
     duplicates: list[tuple[str, str]] = []
-    for f in sorted(files, key=lambda f: (f.mtime, f.origin)):
+    for f in sorted(files, key=lambda f: (f.mtime, copy_number(f.origin, f.notebook), f.origin)):
         key = (f.student, f.assignment, f.notebook)
         if key in by_key:
             duplicates.append((by_key[key].origin, f.origin))
@@ -313,10 +321,63 @@ def _timestamp(base: Path, rel: str, f: SubmissionFile) -> None:
         pass  # no timestamp.txt (or not a file): no submission time
 
 
+def preview_submissions(src: Path, notebooks: dict[str, list[str]], student_pattern: str | None = None,
+                        max_members: int = MAX_MEMBERS) -> int:
+    """Check, from the names alone and before any set-up work, that ``src`` holds something to grade.
+
+    Lists the folder (or reads the zip's directory, refused as :func:`collect_submissions` refuses it) and
+    attributes each file by its name, as :func:`collect_submissions` does, without reading any file.
+
+    Returns:
+        How many files were attributed to a student and a lecture notebook (at least one).
+
+    Raises:
+        ValueError: ``src`` is missing or not a folder or readable zip; ``student_pattern`` is invalid; or no
+            file in it matches a lecture of ``notebooks`` (the message lists a few of the names found and the
+            notebook names expected).
+    """
+    if not Path(src).exists():
+        raise ValueError(f"submissions must be an existing folder or .zip file, got {str(src)!r}")
+    pattern = compile_pattern(student_pattern)
+    src = Path(src).resolve()
+    if src.is_file():
+        try:
+            check_zip_directory(src, max_members)
+            with zipfile.ZipFile(src) as zf:
+                names = [_member_name(i) for i in zf.infolist() if not i.is_dir()][:max_members]
+        except Exception as exc:  # zipfile raises many types for a truncated or corrupt central directory
+            reason = str(exc) if isinstance(exc, UnreadableFile) else f"{type(exc).__name__}: {str(exc)[:200]}"
+            raise ValueError(f"submissions must be a folder or a readable .zip file, got {str(src)!r} "
+                             f"({reason})") from exc
+    elif src.is_dir():
+        base = src / "submitted" if (src / "submitted").is_dir() and not (src / "submitted").is_symlink() else src
+        names = [e.rel for e in _folder_entries(base)[:max_members]]
+    else:
+        raise ValueError(f"submissions must be a folder or a .zip file, got {str(src)!r}")
+    found = 0
+    seen: list[str] = []
+    for rel in names:
+        name = PurePosixPath(rel).name
+        if name.startswith(".") or "__MACOSX" in rel or name in _IGNORED_NAMES:
+            continue
+        seen.append(rel)
+        if name.endswith(".ipynb") and not isinstance(
+                _attribute(rel, name.rsplit(".", 1)[0], notebooks, pattern, set()), str):
+            found += 1
+    if not found:
+        expected = sorted(f"{nb}.ipynb" for nbs in notebooks.values() for nb in nbs)
+        listed = ", ".join(seen[:5]) + (f" and {len(seen) - 5} more" if len(seen) > 5 else "") if seen else "no files"
+        raise ValueError(f"submissions must hold at least one notebook of a lecture being graded "
+                         f"({', '.join(expected[:8])}{' ...' if len(expected) > 8 else ''}) named after a student"
+                         f"{' as --student-pattern says' if pattern else ''}; {str(src)!r} holds {listed}")
+    return found
+
+
 def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: Limits = Limits(),
                         extract_dir: Path | None = None, student_pattern: str | None = None,
                         releases: dict[tuple[str, str], NotebookNode] | None = None,
-                        max_members: int = MAX_MEMBERS, max_extracted_bytes: int = MAX_EXTRACTED_BYTES) -> Intake:
+                        max_members: int = MAX_MEMBERS, max_extracted_bytes: int = MAX_EXTRACTED_BYTES,
+                        due: Mapping[str, dt.datetime] | None = None) -> Intake:
     """Find and check every submitted notebook under ``src`` (a folder or a ``.zip``).
 
     Args:
@@ -333,6 +394,8 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
         max_members: a folder's files read at most (the others are listed as unmatched); a zip that declares
             or holds more members is refused.
         max_extracted_bytes: bytes extracted from a zip at most; the members past it are marked too large.
+        due: ``{assignment: due date, naive UTC}`` (:func:`autograder.deadlines.due_dates`): a file submitted
+            after it is flagged late (and a file Canvas marked ``LATE``, with or without a due date).
 
     Returns:
         An :class:`Intake`; files that could not be attributed to a student and an assignment notebook are
@@ -345,9 +408,7 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
     if not Path(src).exists():
         raise ValueError(f"submissions must be an existing folder or .zip file, got {str(src)!r}")
     src = Path(src).resolve()
-    pattern = re.compile(student_pattern) if student_pattern else None
-    if pattern is not None and "student" not in pattern.groupindex:
-        raise ValueError(f"student_pattern must contain a named group (?P<student>...), got {student_pattern!r}")
+    pattern = compile_pattern(student_pattern)
     cap = int(limits.max_notebook_mb * 1024 * 1024)
     zf = None
     if src.is_file():
@@ -422,6 +483,7 @@ def collect_submissions(src: Path, notebooks: dict[str, list[str]], *, limits: L
                         _too_large(f, limits, declared=False)
             if zf is None and found[3] == "nbgrader":
                 _timestamp(base, entry.rel, f)
+            stamp_and_flag(f, found[3], due)
     finally:
         if zf is not None:
             zf.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,7 @@ def _exercise_rows(run: GradeRun) -> list[_ExerciseRow]:
     return rows
 
 
-def _context(run: GradeRun, png: Path | None) -> dict[str, Any]:
+def _context(run: GradeRun, png: Path | None, grades: Sequence[Sequence[str]] | None) -> dict[str, Any]:
     n_nb = max(1, run.notebooks_graded)
     graded_seconds = sum(r.seconds for r in run.results if r.regraded)
     return {
@@ -136,13 +137,18 @@ def _context(run: GradeRun, png: Path | None) -> dict[str, Any]:
                               else "nothing needed grading"),
         "results": sorted(run.results, key=lambda r: (r.assignment, r.student)),
         "png": png.name if png else None, "exercises": _exercise_rows(run), "problems": _problems(run),
+        "grades": [list(row) for row in grades] if grades else None,
     }
 
 
-def write_report(run: GradeRun) -> tuple[Path, Path]:
-    """Write ``report.md``, ``report.html``, ``scores.png`` and ``results.json`` into the run's output folder."""
+def write_report(run: GradeRun, grades: Sequence[Sequence[str]] | None = None) -> tuple[Path, Path]:
+    """Write ``report.md``, ``report.html``, ``scores.png`` and ``results.json`` into the run's output folder.
+
+    ``grades``: the grade table, header first, as :func:`autograder.outputs.refresh` reads it from the gradebook
+    (the console shows the same rows); without it the table lists the run's results.
+    """
     out = Path(run.output_dir)
-    context = _context(run, _plot(run, out / "scores.png"))
+    context = _context(run, _plot(run, out / "scores.png"), grades)
     md_path, html_path = out / "report.md", out / "report.html"
     md_path.write_text(render("report.md", **context))
     html_path.write_text(render("report.html", **context))

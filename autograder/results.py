@@ -71,16 +71,36 @@ class GradeRun:
     timings: dict[str, float] = dataclasses.field(default_factory=dict)  # seconds per phase
     report_html: Path | None = None
     report_md: Path | None = None
+    console: str = ""        # the grade table read from the gradebook (autograder.outputs.refresh)
+    lms_exports: list[Path] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The content of ``results.json``."""
         return {"results": [r.to_json() for r in self.results], "unmatched": self.unmatched,
                 "duplicates": self.duplicates, "layout": self.layout, "workers": self.workers,
                 "seconds": self.seconds, "graded_now": self.graded_now, "skipped": self.skipped,
-                "sandbox": self.sandbox}
+                "sandbox": self.sandbox, "sandbox_warning": self.sandbox_warning,
+                "notebooks_graded": self.notebooks_graded, "timings": self.timings}
+
+    @classmethod
+    def from_json(cls, output_dir: Path, data: dict[str, Any]) -> GradeRun:
+        """The run recorded in ``output_dir/results.json`` (``data``), every result marked as not re-graded
+        now (``dp-course report`` rewrites the outputs without grading)."""
+        return cls(output_dir=Path(output_dir),
+                   results=[SubmissionResult.from_json(r, False) for r in data.get("results", [])],
+                   unmatched=[(str(a), str(b)) for a, b in data.get("unmatched", [])],
+                   duplicates=[(str(a), str(b)) for a, b in data.get("duplicates", [])],
+                   layout=str(data.get("layout", "")), sandbox=str(data.get("sandbox", "")),
+                   sandbox_warning=data.get("sandbox_warning"), workers=int(data.get("workers", 0)),
+                   graded_now=0, skipped=len(data.get("results", [])), seconds=float(data.get("seconds", 0.0)),
+                   notebooks_graded=0, grades_csv=Path(output_dir) / "grades.csv",
+                   timings=dict(data.get("timings", {})))
 
     def table(self) -> str:
-        """A plain-text grade table (one row per submission)."""
+        """The plain-text grade table: :attr:`console` (from the gradebook, as ``grades.csv`` and the report
+        show it) once :func:`autograder.outputs.refresh` ran, else one row per result of this run."""
+        if self.console:
+            return self.console
         rows = [("student", "assignment", "score", "max", "notes")]
         for r in sorted(self.results, key=lambda r: (r.assignment, r.student)):
             notes = sorted({e.title for e in r.events if e.kind.reported})

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from .events import EventKind
 
-__all__ = ["student_id", "name_of", "prefix_name", "student_from_prefix", "assign_ids"]
+__all__ = ["student_id", "name_of", "prefix_name", "student_from_prefix", "assign_ids", "compile_pattern"]
 
 _ID_MARKS = "_.@-"
 _MAX_ID_CHARS = 60  # at most 240 bytes of UTF-8: a file name on every common file system
@@ -84,3 +84,21 @@ def assign_ids(files: Sequence[_Named]) -> list[tuple[str, list[str]]]:
     return [(sid, sorted(n)) for sid, n in sorted(names.items()) if len(n) > 1]
 
 
+def compile_pattern(student_pattern: str | None) -> re.Pattern[str] | None:
+    """``student_pattern`` compiled, or ``None`` when not given.
+
+    Raises:
+        ValueError: not a regular expression, or without a ``(?P<student>...)`` group; the message names
+            ``--student-pattern`` and the value given.
+    """
+    if not student_pattern:
+        return None
+    try:
+        pattern = re.compile(student_pattern)
+    except re.error as exc:
+        raise ValueError(f"student_pattern must be a regular expression (--student-pattern) with a named group "
+                         f"(?P<student>...), got {student_pattern!r}, which is not valid: {exc}") from None
+    if "student" not in pattern.groupindex:
+        raise ValueError(f"student_pattern must contain a named group (?P<student>...) (--student-pattern), "
+                         f"got {student_pattern!r}")
+    return pattern

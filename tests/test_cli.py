@@ -106,6 +106,25 @@ def test_demo_runs_quickly_and_grades_the_sample_class(tmp_path, capsys, grading
         assert r["events"], s   # each hostile one carries a reason
     kinds = {e["kind"] for e in results["dave"]["events"]}
     assert "invalid_json" in kinds
+    # each line shows the expected score beside the actual one; the cell limit left room for the imports
+    lines = {line.split()[0]: line for line in out.splitlines() if line.split()[:1] and line.split()[0] in results}
+    assert lines["ada"].split()[-4:] == ["5", "5", "as", "expected"], out
+    assert "0 to 3" in lines["mallory1"] and "as expected" in lines["mallory1"], out
+    assert "every score is as expected" in out
+    assert "the lecture's imports took" in out and "each cell may run" in out
+
+
+def test_demo_expectations_and_setup_time(toy):
+    sols, crs, full, release = toy
+    made = {"ada": "", "bert": "", "cleo": "", "dave": "", "mallory1": ""}
+    assert demo.expected_scores(release, made) == {"ada": (5, 5), "bert": (0, 0), "cleo": (2, 2), "dave": (0, 0),
+                                                   "mallory1": (0, 3)}
+    source = nbformat.read(sols / NAME / f"{NAME}.ipynb", as_version=4)
+    t = demo.measure_setup(source)
+    assert 0 < t < 120
+    source.cells[1].source = "%matplotlib inline\nimport no_such_module_here"
+    with pytest.raises(RuntimeError, match="No module named 'no_such_module_here'"):
+        demo.measure_setup(source)
 
 
 def test_help_documents_the_course_folders_and_the_opt_out(capsys):
@@ -165,3 +184,87 @@ def test_installed_package_gives_clear_errors(tmp_path):
         proc = subprocess.run([sys.executable, "-c", run, *argv], cwd=work, capture_output=True, text=True,
                               timeout=120)
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+# ---- errors before any set-up work (issue 21) -------------------------------------------------------------
+
+
+def _toy_zip(path: Path, names: list[str]) -> Path:
+    import zipfile
+    with zipfile.ZipFile(path, "w") as zf:
+        for n in names:
+            zf.writestr(n, "{}")
+    return path
+
+
+@pytest.mark.parametrize("case,message", [
+    ("missing", "submissions must be an existing folder or .zip file, got"),
+    ("bad regex", "student_pattern must be a regular expression (--student-pattern) with a named group"),
+    ("no group", "student_pattern must contain a named group (?P<student>...) (--student-pattern), got '^([a-z]+)_'"),
+    ("zip of nothing", "submissions must hold at least one notebook of a lecture being graded (00_toy.ipynb)"),
+    ("folder of nothing", "submissions must hold at least one notebook of a lecture being graded (00_toy.ipynb)"),
+    ("bad due", "--due must be LECTURE=YYYY-MM-DDTHH:MM"),
+    ("due of another lecture", "due (--due) must name a lecture being graded, one of ['00_toy'], got '99_x'"),
+])
+def test_input_errors_come_before_any_set_up(case, message, tmp_path, capsys, monkeypatch):
+    """Each mistake exits 2 with a message naming the parameter and the value, before the course is built or
+    the sandbox probed (both are made to fail loudly here, so reaching them fails the test)."""
+    sols = tmp_path / "solutions"
+    demo.write_synthetic_assignment(sols)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / f"alice_{NAME}.ipynb").write_text("{}")
+    args = {"missing": [str(tmp_path / "nowhere")],
+            "bad regex": [str(subs), "--student-pattern", "(?P<student>[a-z"],
+            "no group": [str(subs), "--student-pattern", "^([a-z]+)_"],
+            "zip of nothing": [str(_toy_zip(tmp_path / "w.zip", ["alice_week3.ipynb", "notes/readme.txt"]))],
+            "folder of nothing": [str(_folder(tmp_path / "empty", ["bob_week3.ipynb", "readme.txt"]))],
+            "bad due": [str(subs), "--due", f"{NAME}=next friday"],
+            "due of another lecture": [str(subs), "--due", "99_x=2026-10-01T12:00"]}[case]
+
+    def too_far(*a, **k):
+        raise AssertionError("set-up work started before the input was checked")
+
+    monkeypatch.setattr(isolation, "probe", too_far)
+    monkeypatch.setattr("autograder.grading.make_course", too_far)
+    t0 = time.monotonic()
+    try:
+        rc = cli.main(["grade", *args, "--solutions", str(sols), "-o", str(tmp_path / "out"), "--no-progress"])
+    except SystemExit as exc:  # argparse (--due's format)
+        rc = exc.code
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err, err
+    assert time.monotonic() - t0 < 30
+    assert not (tmp_path / "out").exists()
+    if case == "zip of nothing":
+        assert "alice_week3.ipynb" in err
+
+
+def _folder(path: Path, names: list[str]) -> Path:
+    path.mkdir()
+    for n in names:
+        (path / n).write_text("{}")
+    return path
+
+
+def _run_py(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(course.REPO_ROOT / "run.py"), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_run_py_course_help_is_dp_course_help(tmp_path):
+    proc = _run_py(["course", "--help"], tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: dp-course"), proc.stdout + proc.stderr
+    for cmd in ("release", "grade", "report", "check", "demo", "student-copy"):
+        assert cmd in proc.stdout
+    proc = _run_py(["course", "grade", "--help"], tmp_path)
+    assert proc.returncode == 0 and "usage: dp-course grade" in proc.stdout and "--due" in proc.stdout
+
+
+def test_run_py_course_paths_are_relative_to_where_it_is_typed(tmp_path):
+    proc = _run_py(["course", "report", "grading"], tmp_path)  # no such folder here (nor in the repository)
+    assert proc.returncode == 2 and f"got '{tmp_path / 'grading'}'" in proc.stderr, proc.stderr
+    proc = _run_py(["course", "student-copy", "for-students"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "for-students" / "notebooks").is_dir()
+    assert not (course.REPO_ROOT / "for-students").exists()
