@@ -3,10 +3,12 @@
 
     python3 run.py lab              open the course in JupyterLab (creates .venv on first use)
     python3 run.py lab --headless   only serve it (no browser); prints the URL with its token
-    python3 run.py lab --instructor the same, with nbgrader's instructor tools (Formgrader, Create Assignment)
+    python3 run.py lab --instructor OUTPUT   hand-grade a grading run: nbgrader's Formgrader on OUTPUT
+                                    (= dp-course formgrade OUTPUT; OUTPUT is what dp-course grade -o wrote)
+    python3 run.py lab --instructor the course with nbgrader's Create Assignment toolbar (writing lectures)
     python3 run.py test             run the whole test suite (installs the developer tools and chromium)
-    python3 run.py course ARGS...   the instructor / student CLI (dp-course: release, grade, report, check, ...);
-                                    paths are relative to where you type it
+    python3 run.py course ARGS...   the instructor / student CLI (dp-course: release, grade, formgrade, feedback,
+                                    report, check, ...); paths are relative to where you type it
     python3 run.py html [-o DIR]    a read-only HTML version of every lecture (executed solutions)
     python3 run.py lite [-o DIR]    a JupyterLite site: the course in the browser, nothing to install
     python3 run.py setup [--dev]    only create or refresh the virtual environment
@@ -213,13 +215,26 @@ def _needs_instructor_kit(what: str) -> None:
              "use `python3 run.py lab` to open the notebooks")
 
 
+def formgrade_argv(output: str, port: int, headless: bool, extra: list[str]) -> list[str]:
+    """The ``dp-course formgrade`` command of ``run.py lab --instructor OUTPUT`` (``OUTPUT`` taken relative to the
+    folder the command was typed in: run.py itself runs in the repository)."""
+    target = Path(output).expanduser().resolve()
+    return [str(BIN / "dp-course"), "formgrade", str(target), "--port", str(port),
+            *(["--headless"] if headless else []), *(["--", *extra] if extra else [])]
+
+
 def cmd_lab(args: argparse.Namespace) -> int:
     ensure_env()
     extra = [a for a in args.jupyter_args if a != "--"]
+    if args.instructor:  # a grading run's output folder: the Formgrader on it
+        return _exec(formgrade_argv(args.instructor, args.port, args.headless, extra))
+    if args.instructor is not None:
+        print("run.py: instructor tools for writing lectures (Create Assignment); to hand-grade a grading run, "
+              "pass its output folder: python3 run.py lab --instructor OUTPUT", flush=True)
     given = {a.split("=", 1)[0] for a in extra if a.startswith("--")}
     # an option given after `--` replaces run.py's default (traitlets refuses a single-value option twice)
     argv = [a for a in lab_argv(args.port, args.headless) if a.split("=", 1)[0] not in given] + extra
-    return _exec(argv, lab_env(args.instructor))
+    return _exec(argv, lab_env(args.instructor is not None))
 
 
 def cmd_test(args: argparse.Namespace) -> int:
@@ -270,8 +285,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("lab", help="open the course in JupyterLab")
     p.add_argument("--headless", action="store_true", help="serve only, do not open a browser")
     p.add_argument("--port", type=int, default=8888, help="port to serve on (default 8888)")
-    p.add_argument("--instructor", action="store_true",
-                   help="with nbgrader's instructor tools (Formgrader, Create Assignment); hidden from students")
+    p.add_argument("--instructor", nargs="?", const="", default=None, metavar="OUTPUT",
+                   help="nbgrader's instructor tools, hidden from students: with OUTPUT (the output folder of "
+                        "dp-course grade) the Formgrader on that grading run, to mark written answers; without, "
+                        "the course with the Create Assignment toolbar")
     p.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="after --: options for JupyterLab")
     p.set_defaults(func=cmd_lab)
     p = sub.add_parser("test", help="run the whole test suite (extra arguments go to pytest)")
@@ -279,8 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("pytest_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_test)
     # no help of its own: `run.py course --help` (and `course grade --help`) is dp-course's help
-    p = sub.add_parser("course", add_help=False, help="the dp-course CLI: release, grade, report, check, demo, ... "
-                       "(--help)")
+    p = sub.add_parser("course", add_help=False, help="the dp-course CLI: release, grade, formgrade, report, check, "
+                       "demo, ... (--help)")
     p.add_argument("course_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_course)
     p = sub.add_parser("html", add_help=False, help="build a read-only HTML version of every lecture (--help)")

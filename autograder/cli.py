@@ -1,4 +1,5 @@
-"""``dp-course``: the command line of the course kit (release, grade, report, check, demo, student-copy).
+"""``dp-course``: the command line of the course kit (release, grade, formgrade, feedback, report, check, demo,
+student-copy).
 
 Installed with the package (``pip install -e .`` / ``python3 run.py setup``); also ``python3 run.py course ...``.
 Each subcommand has ``--help`` with examples.
@@ -13,11 +14,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import isolation, release
+from . import formgrade, isolation, release
 from .checking import check_notebook
 from .course import SOLUTIONS_DIR, assignments, course_folder
 from .deadlines import parse_due
 from .demo import run_demo
+from .feedback_refresh import refresh_feedback
 from .grading import grade
 from .limits import Limits
 from .outputs import refresh
@@ -30,8 +32,10 @@ _DEFAULTS = Limits()
 _DESCRIPTION = """\
 The differential-privacy course kit.
 
-  release   regenerate the student notebooks (notebooks/) from the instructor sources (solutions/)
+  release       regenerate the student notebooks (notebooks/) from the instructor sources (solutions/)
   grade         grade a folder or zip of submissions: grades.csv, an LMS export, per-student feedback, a report
+  formgrade     hand-grade the written answers of a grading run in nbgrader's Formgrader (with mark schemes)
+  feedback      after hand grading: regenerate the changed feedback pages (no re-run), then as report
   report        rewrite grades.csv, the LMS export and the report from the gradebook (after hand grading)
   check         check your own notebook against the visible tests, as the grader runs them
   demo          grade a small sample class (including hostile submissions) in a temporary course
@@ -68,13 +72,30 @@ backup to course/backups/; --allow-discard lets it go on.
 Output folder: grades.csv (one row per student and lecture; blank score = not submitted),
 grades_lms.csv (one row per student, a column per lecture, the LMS's id; lms/ holds Canvas's and Moodle's own
 import files when their file names were graded), feedback/<student>/<lecture>/<notebook>.html (hidden tests
-removed), report.html / report.md / scores.png, and course/ (an nbgrader course directory with the gradebook,
-for marking the written answers). After hand grading, `dp-course report DIR` rewrites the grades and the report.
+removed), report.html / report.md / scores.png, and course/ (an nbgrader course directory with the gradebook).
+Hand-grade the written answers with `dp-course formgrade OUTPUT`; then `dp-course feedback OUTPUT` brings the
+pages up to date (nothing re-run) and rewrites the grades and the report (`dp-course report OUTPUT` does only
+the latter).
 
 Due dates (--due, repeatable) are kept in the gradebook: later runs flag late work without repeating them. A
 submission's time is nbgrader's timestamp.txt, else the LMS's: a zip member's date or a file's modification
 time (unzip keeps the LMS's times; a plain copy does not). Canvas's LATE marker is flagged as well. Two files
 of one student and lecture: the newer is graded; at equal times the copy "x (1).ipynb" / "x-1.ipynb" wins.
+"""
+
+_FEEDBACK_EXAMPLES = """\
+examples:
+  dp-course feedback grading/          regenerate the pages whose grades or comments changed
+  dp-course feedback grading/ --all    regenerate every page
+
+After dp-course grade, mark the written answers and add comments with nbgrader's Formgrader (they are stored in
+OUTPUT/course/gradebook.db). This command then regenerates the feedback page of every submission whose grades
+or comments changed since its page was written, from the notebooks already graded: nothing is executed again.
+Each page shows the hand marks and comments, no hidden test (a page that would show one is replaced by a
+score-only summary and flagged in the report), says which written answers are still to be marked by hand, and
+renders its maths offline (MathJax is copied into OUTPUT/feedback/_static/). Then, as `dp-course report`, it
+prints the grade table and rewrites grades.csv, the LMS exports and the report from the gradebook.
+Pages: OUTPUT/feedback/<student>/<lecture>/<notebook>.html.
 """
 
 _REPORT_EXAMPLES = """\
@@ -93,6 +114,20 @@ What students receive: notebooks/, the dp_course library, pyproject.toml, run.py
 the student JupyterLab settings, the student guide, the errata and a README for students. Not copied:
 solutions/, autograder/, tests/, the instructor guide, .git. `python3 run.py lab` works in the copy (it
 installs the library only; the dp-course command is not in it). DIR must be new or empty.
+"""
+
+_FORMGRADE_EXAMPLES = """\
+examples:
+  dp-course formgrade grading/                    open the Formgrader on the run graded into grading/
+  dp-course formgrade grading/ --headless --port 8890
+  dp-course formgrade grading/ -- --ServerApp.token=secret   options after -- go to JupyterLab
+
+Starts JupyterLab on OUTPUT/course (the run's nbgrader course: gradebook, sources, autograded notebooks),
+listening on 127.0.0.1 only, and opens nbgrader's Formgrader there: Manual Grading lists the submissions;
+each written answer is shown with its mark scheme from the instructor's source notebook (never part of
+students' feedback). Scores and comments are saved into OUTPUT/course/gradebook.db as you type.
+Do not use the Formgrader's own Autograde button: grade (and re-grade) with dp-course grade, which sandboxes
+the submissions. Also: python3 run.py lab --instructor OUTPUT.
 """
 
 _CHECK_EXAMPLES = """\
@@ -190,6 +225,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "benchmark comparison; a submission can then tamper with its tests). Default: tests run "
                         "in a separate trusted kernel that decides the verdicts")
 
+    p = sub.add_parser("feedback", help="regenerate feedback after hand grading (no re-execution)",
+                       epilog=_FEEDBACK_EXAMPLES, formatter_class=fmt,
+                       description="Bring the feedback pages, grades.csv, the LMS exports and the report of a grading "
+                       "output folder up to date with its gradebook (hand marks, comments), without running any "
+                       "notebook.")
+    p.add_argument("output", type=Path, metavar="OUTPUT", help="the output folder of dp-course grade (./grading)")
+    p.add_argument("--all", action="store_true", dest="everything",
+                   help="regenerate every page, not only those whose grades or comments changed")
+
     p = sub.add_parser("report", help="rewrite grades and report from the gradebook (after hand grading)",
                        epilog=_REPORT_EXAMPLES, formatter_class=fmt,
                        description="Print the grade table and rewrite grades.csv, the LMS exports and the report "
@@ -200,6 +244,14 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_STUDENT_COPY_EXAMPLES, formatter_class=fmt,
                        description="Copy the student notebooks, the library and the student guides into DIR.")
     p.add_argument("dir", type=Path, metavar="DIR", help="a new or empty folder")
+    p = sub.add_parser("formgrade", help="hand-grade a grading run in nbgrader's Formgrader",
+                       epilog=_FORMGRADE_EXAMPLES, formatter_class=fmt,
+                       description="Open nbgrader's Formgrader on a grading run, with the mark schemes.")
+    p.add_argument("output", type=Path, metavar="OUTPUT",
+                   help="the output folder of a grading run (what you passed to dp-course grade -o)")
+    p.add_argument("--port", type=int, default=formgrade.DEFAULT_PORT, metavar="P",
+                   help=f"port on 127.0.0.1 (default {formgrade.DEFAULT_PORT}; the next free one if taken)")
+    p.add_argument("--headless", action="store_true", help="do not open a browser; print the address")
 
     p = sub.add_parser("check", help="check your notebook against the visible tests", epilog=_CHECK_EXAMPLES,
                        formatter_class=fmt, description="Run the visible tests on your notebook, as the "
@@ -243,7 +295,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     While it runs, the kit's status lines (the ``autograder`` logger, INFO and up) go to stderr.
     """
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # everything after a lone `--` is for JupyterLab (dp-course formgrade); argparse would take it as OUTPUT
+    cut = argv.index("--") if "--" in argv else len(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv[:cut])
+    args.jupyter_args = argv[cut + 1:]
+    if args.jupyter_args and args.command != "formgrade":
+        parser.error(f"options after -- are for dp-course formgrade only, got {' '.join(args.jupyter_args)!r}")
     logger = logging.getLogger("autograder")
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
@@ -287,6 +346,10 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"note: {len(run.unmatched)} file(s) could not be matched to a student and a lecture; "
                       "see the report")
             return 0
+        if args.command == "feedback":
+            done = refresh_feedback(args.output, everything=args.everything)
+            print(done.describe())
+            return 0
         if args.command == "report":
             run = refresh(args.output)
             print(run.table())
@@ -301,6 +364,9 @@ def _run(args: argparse.Namespace) -> int:
             print(f"student copy: {dest} (notebooks/, dp_course/, guides; no solutions, no hidden tests); "
                   f"students run `python3 run.py lab` in it")
             return 0
+        if args.command == "formgrade":
+            return formgrade.serve(args.output, port=args.port, headless=args.headless,
+                                   jupyter_args=args.jupyter_args)
         if args.command == "check":
             notebooks = course_folder("notebooks", args.notebooks)
             info = isolation.probe(args.sandbox)

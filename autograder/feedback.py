@@ -6,6 +6,14 @@ nbgrader's ``generate_feedback`` renders each graded notebook, with the hidden t
 (:func:`hidden_test_lines`, read with the delimiters the course configures: :func:`test_delimiters`); a page
 that still shows one -- or that nbgrader could not produce -- is replaced by a score-only summary
 (:func:`fallback_feedback`, a Jinja2 template) and the submission is flagged.
+
+The check tells a hidden test's text from the student's own: an instructor's solution line (``var_a = ...``) may
+also occur in a hidden test, and a student who wrote the same line sees it in their own answer cell.  So every
+occurrence of a hidden line on the page must be accounted for by the student's own cells (:func:`own_text`:
+the cells nbgrader took from the submission, as handed in); one more occurrence -- in a test cell, an output,
+anywhere else -- is a leak.  The count is made on the page's text, not on its markup, which a student's
+Markdown answer can imitate.  Pages are published beside a local copy of MathJax
+(:func:`autograder.offline_maths.install_mathjax`).
 """
 
 from __future__ import annotations
@@ -19,13 +27,16 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import ClearHiddenTests
 
-from .cells import hidden_test_regions
+from .cells import grade_id, hidden_test_regions, is_instructor_cell
 from .events import Event, EventKind
+from .offline_maths import install_mathjax
+from .preprocessors.pending_hand_grading import PENDING_NOTE
 from .preprocessors.strip_hidden_tests import MIN_CHARS, normalise
 from .settings import course_config
 from .templating import render
 
-__all__ = ["test_delimiters", "hidden_test_lines", "leaked_hidden_lines", "fallback_feedback", "publish_feedback"]
+__all__ = ["test_delimiters", "hidden_test_lines", "own_text", "leaked_hidden_lines", "fallback_feedback",
+           "publish_feedback"]
 
 Exercises = dict[str, tuple[float | None, float]]
 
@@ -61,17 +72,56 @@ def hidden_test_lines(course: Path) -> dict[str, dict[str, list[str]]]:
     return out
 
 
-def leaked_hidden_lines(html_text: str, hidden_lines: Iterable[str]) -> list[str]:
-    """Hidden test lines (of at least 10 non-blank characters) that occur in the rendered page's text."""
+def own_text(graded: nbformat.NotebookNode, source: nbformat.NotebookNode) -> list[str]:
+    """The student's own text in a graded notebook: the sources of the cells nbgrader took from the submission.
+
+    nbgrader's autograde restores the source of the instructor's cells (locked cells: test cells, read-only
+    text) from the gradebook and of nothing else, so every other cell -- answer cells, written answers, cells the
+    student added -- shows on the page what the student handed in.  Left out: a cell locked in ``graded``, and a
+    cell carrying the ``grade_id`` of a locked cell of the instructor's ``source`` notebook (whatever its
+    metadata claims).
+    """
+    restored = {cells_grade_id for c in source.cells if is_instructor_cell(c) and (cells_grade_id := grade_id(c))}
+    return [str(cell.source) for cell in graded.cells
+            if not is_instructor_cell(cell) and grade_id(cell) not in restored]
+
+
+def leaked_hidden_lines(html_text: str, hidden_lines: Iterable[str], own: Iterable[str] = ()) -> list[str]:
+    """Hidden test lines (of at least 10 non-blank characters) that the rendered page shows beyond ``own``.
+
+    Args:
+        html_text: the page.
+        hidden_lines: the hidden test lines of its notebook (:func:`hidden_test_lines`).
+        own: the student's own text on the page (:func:`own_text`): a line that occurs there as often as on the
+            whole page is the student's (or the instructor's solution, on the solution's page), not a leak.
+
+    White space and markup are ignored (the page's text is compared with each line, both without blanks).
+    """
     text = normalise(html.unescape(re.sub(r"<[^>]*>", "", html_text)))
-    return [line for line in hidden_lines if len(normalise(line)) >= MIN_CHARS and normalise(line) in text]
+    mine = [normalise(t) for t in own]
+    leaked = []
+    for line in hidden_lines:
+        key = normalise(line)
+        if len(key) >= MIN_CHARS and text.count(key) > sum(t.count(key) for t in mine):
+            leaked.append(line)
+    return leaked
+
+
+def _own_text_of(course: Path, student: str, assignment: str, notebook: str) -> list[str]:
+    """:func:`own_text` of a graded notebook of the course directory (none when a notebook is missing)."""
+    graded = course / "autograded" / student / assignment / f"{notebook}.ipynb"
+    source = course / "source" / assignment / f"{notebook}.ipynb"
+    if not (graded.is_file() and source.is_file()):
+        return []
+    return own_text(nbformat.read(graded, as_version=4), nbformat.read(source, as_version=4))
 
 
 def fallback_feedback(student: str, assignment: str, notebook: str, exercises: Exercises,
                       events: list[Event]) -> str:
     """A score-only feedback page, used when the notebook could not be rendered safely."""
     return render("fallback_feedback.html", student=student, assignment=assignment, notebook=notebook,
-                  exercises=exercises, score=sum(v[0] or 0.0 for v in exercises.values()),
+                  exercises=exercises, pending=[k for k, (got, _) in exercises.items() if got is None],
+                  pending_note=PENDING_NOTE, score=sum(v[0] or 0.0 for v in exercises.values()),
                   max_score=sum(v[1] for v in exercises.values()),
                   notes=[e for e in events if e.kind not in (EventKind.SUSPICIOUS_CODE, EventKind.SANDBOX_OFF)])
 
@@ -96,6 +146,8 @@ def publish_feedback(course: Path, out: Path, student: str, assignment: str, not
         The pages' paths relative to ``out``.
     """
     dest_dir = out / "feedback" / student / assignment
+    if notebooks:
+        install_mathjax(out / "feedback")
     shutil.rmtree(dest_dir, ignore_errors=True)
     dest_dir.mkdir(parents=True, exist_ok=True)
     pages = []
@@ -105,7 +157,8 @@ def publish_feedback(course: Path, out: Path, student: str, assignment: str, not
         ok = page.is_file() and rendered and nb not in unreadable
         leaked: list[str] = []
         if ok:
-            leaked = leaked_hidden_lines(page.read_text(errors="replace"), hidden.get(nb, []))
+            leaked = leaked_hidden_lines(page.read_text(errors="replace"), hidden.get(nb, []),
+                                         _own_text_of(course, student, assignment, nb))
             ok = not leaked
         if ok:
             shutil.copyfile(page, dest)

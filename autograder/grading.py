@@ -54,6 +54,7 @@ from .diagnostics import clean_kernel_log
 from .events import Event, EventKind
 from .feedback import hidden_test_lines, publish_feedback
 from .deadlines import due_dates, store_due_dates
+from .feedback_refresh import record_pages
 from .gradebook import merge_submission, read_scores, zero_submission
 from .intake import SubmissionFile, collect_submissions, notebook_names, preview_submissions
 from .jobs import Job, Reply
@@ -304,9 +305,11 @@ def _finish(run: _Run, job: Job, reply: Reply, worker_dir: Path) -> None:
                              rendered=reply.feedback and not job.fallback, expected=reply.success and not job.fallback,
                              unreadable={f.notebook for f in files if f.problem},
                              hidden=run.hidden.get(assignment, {}), exercises=exercises, events=events)
+    if pages:  # the pages show the gradebook as it is now: `dp-course feedback` leaves them until it changes
+        record_pages(run.folder.root, student, assignment)
     events += review_events(main_db, assignment, student)  # for the instructor (after the student's page)
     result = SubmissionResult(student, assignment, [f.origin for f in files], score, max_score, exercises, events,
                               reply.seconds, pages, manual)
     # the machine's fault (or a worker killed from outside, e.g. by the OOM killer): grade it again next run
     retry = any(e.kind in (EventKind.KERNEL_START_FAILED, EventKind.WORKER_CRASHED) for e in events)
-    run.state.record(job.label, "" if retry else job.hash, run.state.fingerprint(assignment) or "", result)
+    run.state.record(job.label, "" if retry else job.hash, result, run.state.fingerprint(assignment) or "")

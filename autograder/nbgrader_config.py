@@ -5,6 +5,8 @@ directory it builds, so ``generate_assignment`` (the release), ``autograde`` (gr
 self-check all run with exactly these settings.
 """
 
+from autograder.offline_maths import feedback_exporter_config
+
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
 
 c.CourseDirectory.course_id = "dp-course"
@@ -50,3 +52,17 @@ c.Autograde.autograde_preprocessors = [
 # make_course writes it to this path inside the course directory, and nbgrader runs with the course
 # directory as its working directory.
 c.IncludeHeaderFooter.header = "header.ipynb"
+
+# Feedback (nbgrader generate_feedback, Formgrader's "Generate Feedback" button, dp-course feedback): nbgrader's
+# default steps (GetGrades, CSSHTMLHeaderPreprocessor) with the hidden tests stripped, the answers still to be
+# marked by hand said so, and MathJax loaded from a copy beside the pages instead of a CDN.  The grader uses the
+# same list (autograder.settings.FEEDBACK_STEPS; a test keeps the two equal).
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "autograder.preprocessors.strip_hidden_tests.StripHiddenTests",
+    "autograder.preprocessors.pending_hand_grading.PendingHandGrading",
+    "autograder.preprocessors.offline_maths.OfflineMaths",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+for _key, _value in feedback_exporter_config().items():
+    setattr(c.HTMLExporter, _key, _value)

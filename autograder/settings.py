@@ -24,6 +24,7 @@ from traitlets.config import Config
 from traitlets.config.loader import JSONFileConfigLoader, PyFileConfigLoader
 
 from .limits import Limits
+from .offline_maths import feedback_exporter_config
 
 __all__ = ["COURSE_CONFIG", "GRADING_CONFIG", "HEADLESS_EXECUTE", "SAFE_EXECUTE", "GradingSettings", "course_config",
            "grading_config", "write_grading_config"]
@@ -54,9 +55,12 @@ deleted are put back: ``OverwriteCells.add_missing_cells``)."""
 FEEDBACK_STEPS = [
     "nbgrader.preprocessors.GetGrades",
     "autograder.preprocessors.strip_hidden_tests.StripHiddenTests",
+    "autograder.preprocessors.pending_hand_grading.PendingHandGrading",
+    "autograder.preprocessors.offline_maths.OfflineMaths",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
-"""nbgrader's ``generate_feedback`` steps, with the hidden tests stripped."""
+"""nbgrader's ``generate_feedback`` steps, with the hidden tests stripped, the answers still to be marked by hand
+said so and MathJax loaded offline (the same list as the course's ``nbgrader_config.py``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,6 +141,9 @@ def grading_config(settings: GradingSettings, course: Config, *, events_dir: Pat
     c.Autograde.sanitize_preprocessors = list(SANITIZE_STEPS)
     c.OverwriteCells.add_missing_cells = True
     c.GenerateFeedback.preprocessors = list(FEEDBACK_STEPS)
+    for key, value in feedback_exporter_config().items():  # the kit's template: MathJax from a local copy
+        setattr(c.HTMLExporter, key, value)
+    c.OfflineMaths.install = False  # the worker's pages are copied out; publish_feedback puts MathJax beside them
     c.SafeExecute.limits = settings.limits.to_json()
     c.SafeExecute.sandbox = settings.sandbox
     c.SafeExecute.events_dir = str(events_dir)

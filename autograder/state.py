@@ -206,12 +206,18 @@ class GradingState:
         prev = self.data["submissions"].get(key)
         return prev is not None and prev.get("hash") == h and prev.get("fingerprint") == fingerprint
 
-    def record(self, key: str, h: str, fingerprint: str, result: SubmissionResult) -> None:
+    def record(self, key: str, h: str, result: SubmissionResult, fingerprint: str | None = None) -> None:
         """Keep ``result`` under ``key`` (an empty hash: grade it again next run), graded against the assignment's
-        ``fingerprint``, and save the state."""
+        ``fingerprint`` (``None``: the one already recorded for ``key``, e.g. when only its pages changed), and save
+        the state."""
         entry = result.to_json()
         entry.pop("regraded")
-        self.data["submissions"][key] = {"hash": h, "fingerprint": fingerprint, "result": entry}
+        if fingerprint is None:
+            fingerprint = self.data["submissions"].get(key, {}).get("fingerprint")
+        new: dict[str, Any] = {"hash": h, "result": entry}
+        if fingerprint is not None:
+            new["fingerprint"] = fingerprint
+        self.data["submissions"][key] = new
         self.save()
 
     def save(self) -> None:

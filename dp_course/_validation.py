@@ -11,8 +11,9 @@ the type the caller works with (``float``, ``int`` or a float ``numpy.ndarray``)
 
 from __future__ import annotations
 
+import math
 import numbers
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -20,6 +21,8 @@ __all__ = [
     "check_real",
     "check_real_array",
     "check_int",
+    "check_bool",
+    "check_gaussian_mu",
     "check_probability",
     "check_pmf",
     "check_pmf_pair",
@@ -29,7 +32,14 @@ __all__ = [
     "check_orders",
     "check_alpha",
     "DEFAULT_ORDERS",
+    "MAX_SAMPLE_SIZE",
 ]
+
+MAX_SAMPLE_SIZE = 10**8
+"""Most samples a sampler of the library draws in one call (a cost guard: 800 MB of float64)."""
+
+MAX_INT = 10**300
+"""Largest magnitude :func:`check_int` accepts: integers are used in float arithmetic, which ends near 1.8e308."""
 
 PMF_ATOL = 1e-9
 """How far from 1 the sum of a probability vector may be."""
@@ -79,14 +89,19 @@ def check_real(name: str, value: Any, *, lo: float | None = None, hi: float | No
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number {rng_text}, got {_fmt(value)} "
                          f"of type {type(value).__name__}")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # a Python int beyond the float range, e.g. 10**400
+        x = math.inf if cast(int, value) > 0 else -math.inf
     if np.isnan(x):
         raise ValueError(f"{name} must be a number {rng_text}, got nan")
+    if np.isinf(x) and isinstance(value, numbers.Integral) and not allow_inf:
+        raise ValueError(f"{name} must be finite and {rng_text}, got an integer of "
+                         f"{len(str(abs(int(value))))} digits (beyond the float range)")
     if np.isinf(x) and not allow_inf:
         raise ValueError(f"{name} must be finite and {rng_text}, got {x}")
     if not _in_range(np.asarray(x), lo, hi, lo_open, hi_open):
-        raise ValueError(f"{name} must be {rng_text}, got {value:g}" if isinstance(value, numbers.Real)
-                         else f"{name} must be {rng_text}, got {_fmt(value)}")
+        raise ValueError(f"{name} must be {rng_text}, got {x:g}")
     return x
 
 
@@ -139,7 +154,38 @@ def check_int(name: str, value: Any, *, lo: int | None = 1, hi: int | None = Non
         raise ValueError(f"{name} must be an integer {rng_text}, got {_fmt(value)}")
     if (lo is not None and k < lo) or (hi is not None and k > hi):
         raise ValueError(f"{name} must be an integer {rng_text}, got {k}")
+    if abs(k) > MAX_INT:
+        what = "" if lo is None and hi is None else f" {rng_text}"
+        raise ValueError(f"{name} must be an integer{what} of magnitude at most 10**300 (within the float range), "
+                         f"got an integer of {len(str(abs(k)))} digits")
     return k
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` as a ``bool`` after checking it is ``True`` or ``False`` (a Python or numpy bool).
+
+    Nothing else is accepted: ``None``, ``0`` or ``"yes"`` would otherwise be read by truthiness, and a
+    flag such as ``pessimistic=None`` would silently pick the other side of a bound.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {_fmt(value)} of type {type(value).__name__}")
+    return bool(value)
+
+
+def check_gaussian_mu(sigma: float, sensitivity: float, name: str = "sigma") -> float:
+    r"""``mu = (sensitivity / sigma)^2 / 2`` of Gaussian noise, for already checked positive floats.
+
+    Computed as a ratio first, so that ``sigma = 1e308`` gives 0 instead of overflowing ``sigma**2``; a ``mu``
+    beyond the float range (``sigma = 1e-300``) is refused naming ``name`` (the noise scale as the caller
+    calls it) and ``sensitivity``.
+    """
+    ratio = sensitivity / sigma
+    mu = 0.5 * ratio * ratio
+    if not math.isfinite(mu):
+        raise ValueError(f"{name} must be large enough that (sensitivity / {name})^2 / 2 is a finite float "
+                         f"(sensitivity / {name} below 1.8e154), got {name} = {sigma:g} with sensitivity = "
+                         f"{sensitivity:g}")
+    return mu
 
 
 def check_epsilon(value: Any, name: str = "epsilon", *, allow_zero: bool = True,

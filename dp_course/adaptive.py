@@ -32,6 +32,7 @@ References:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -100,6 +101,7 @@ def transcript_distributions(round_pair: RoundPair, k: int) -> tuple[list[tuple[
     """
     round_pair = _check_round_pair(round_pair)
     k = check_int("k", k, lo=1)
+    _check_rounds(round_pair, k)
     layer: list[tuple[tuple[int, ...], float, float]] = [((), 1.0, 1.0)]
     for j in range(k):
         nxt: list[tuple[tuple[int, ...], float, float]] = []
@@ -115,6 +117,21 @@ def transcript_distributions(round_pair: RoundPair, k: int) -> tuple[list[tuple[
                     nxt.append((history + (int(y),), *w))
         layer = nxt
     return [h for h, _, _ in layer], np.array([w for _, w, _ in layer]), np.array([w for _, _, w in layer])
+
+
+def _check_rounds(round_pair: RoundPair, k: int) -> None:
+    """Refuse ``k`` before enumerating, from the first round's number of outcomes ``n``: about ``n^k`` transcripts.
+
+    The estimate is cheap (one call of ``round_pair``); later rounds may have more or fewer outcomes, and the
+    enumeration still stops at :data:`MAX_ENUMERATION` transcripts.  Rounds with a single outcome do not grow
+    the enumeration, but even then more than 10,000 rounds are refused (each is a call of ``round_pair``).
+    """
+    p, q = _round(round_pair, ())
+    n = max(int(np.count_nonzero((p > 0) | (q > 0))), 1)
+    limit = 10_000 if n == 1 else max(1, int(math.log(MAX_ENUMERATION) / math.log(n)))  # k = 1: counted below
+    if k > limit:
+        raise ValueError(f"k must be at most {limit} to enumerate the transcripts (the first round has {n} outcomes, "
+                         f"so about {n}^k transcripts, more than {MAX_ENUMERATION}), got {k}")
 
 
 def _maps(round_pair: RoundPair, eps: float, delta: float) -> Callable[[tuple[int, ...]], np.ndarray]:
@@ -170,7 +187,7 @@ def composed_map_distribution(round_pair: RoundPair, k: int, epsilon: Any, delta
     k = check_int("k", k, lo=1)
     eps = check_real("epsilon", epsilon, lo=0.0)
     delta = check_delta(delta)
-    if 4 ** k > MAX_ENUMERATION:
+    if k > math.log(MAX_ENUMERATION, 4):  # 4^k leaky sequences (not computed: k may be huge)
         raise ValueError(f"k must be at most {int(np.log(MAX_ENUMERATION) / np.log(4))} for the exact sum over "
                          f"all 4^k leaky sequences, got {k}")
     get_map = _maps(round_pair, eps, delta)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.datasets import load_breast_cancer
 
-from ._validation import check_int, check_real
+from ._validation import check_int, check_real, check_real_array
 
 __all__ = ["Split", "breast_cancer"]
 
@@ -46,11 +46,21 @@ class Split:
     feature_names: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        for name in ("X_train", "y_train", "X_test", "y_test"):
-            arr = np.array(getattr(self, name), dtype=float)
-            arr.flags.writeable = False
-            object.__setattr__(self, name, arr)
-        object.__setattr__(self, "feature_names", tuple(self.feature_names))
+        names = self.feature_names
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+            raise ValueError(f"feature_names must be a list or tuple of strings, got {names!r}")
+        for part in ("train", "test"):
+            X = check_real_array(f"X_{part}", getattr(self, f"X_{part}"), ndim=2)
+            y = check_real_array(f"y_{part}", getattr(self, f"y_{part}"), ndim=1)
+            if not np.isin(y, (0.0, 1.0)).all():
+                raise ValueError(f"y_{part} must hold labels 0 or 1, got {sorted(set(y.tolist()) - {0.0, 1.0})[:3]}")
+            if X.shape[0] != y.shape[0] or X.shape[1] != len(names):
+                raise ValueError(f"X_{part} must have one row per label of y_{part} and one column per feature name, "
+                                 f"got shape {X.shape} for {y.shape[0]} labels and {len(names)} names")
+            for name, arr in ((f"X_{part}", X.copy()), (f"y_{part}", y.copy())):
+                arr.flags.writeable = False
+                object.__setattr__(self, name, arr)
+        object.__setattr__(self, "feature_names", tuple(names))
 
     @property
     def n_train(self) -> int:

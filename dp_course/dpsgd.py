@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize
 
-from ._validation import check_delta, check_int, check_orders, check_probability, check_real
+from ._validation import check_delta, check_gaussian_mu, check_int, check_orders, check_probability, check_real
 from .mechanisms import GaussianMechanism, noise_multiplier
 from .rdp_accounting import RDPCurve, rdp_to_dp_epsilon_and_order
 from .subsampling import poisson_subsampled_gaussian_rdp, poisson_subsampled_rdp_bound
@@ -353,7 +353,8 @@ def scenario3_rdp(sigma: float, q: float, steps: int, batch_size: float, sensiti
     if orders is None:
         orders = [float(a) for a in range(2, 65)] + [128.0, 256.0, 512.0, 1024.0]
     orders = check_orders(orders)
-    rho = sensitivity**2 / ((2.0 if tight else 1.0) * batch_size**2 * sigma**2)
+    # rho = sensitivity^2 / (c b^2 sigma^2), c = 2 (tight) or 1: the Gaussian mu of noise b * sigma, times 2 / c
+    rho = check_gaussian_mu(batch_size * sigma, sensitivity, "batch_size * sigma") * (1.0 if tight else 2.0)
     per_step = poisson_subsampled_rdp_bound(lambda i: i * rho, q, orders)
     return RDPCurve(orders, steps * np.asarray(per_step))
 

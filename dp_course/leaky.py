@@ -23,19 +23,21 @@ arXiv:1311.0776), Section 2.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 from scipy import special
 
 from ._numerics import inverse_cdf_sample
-from ._validation import check_delta, check_real, check_rng
+from ._validation import MAX_SAMPLE_SIZE, check_delta, check_real, check_rng
 
 __all__ = [
     "LEAKY_OUTCOMES",
     "leaky_randomized_response",
     "sample_leaky_randomized_response",
     "leaky_outcome_indices",
+    "MAX_SAMPLE_SIZE",
 ]
 
 LEAKY_OUTCOMES = (0, 1, "I am U", "I am V")
@@ -91,6 +93,8 @@ def _check_size(size: Any) -> tuple[int, ...]:
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) or d < 0:
             raise ValueError(f"size must be an integer >= 0 or a tuple of them, got {size!r}")
         out.append(int(d))
+    if math.prod(out) > MAX_SAMPLE_SIZE:
+        raise ValueError(f"size must ask for at most {MAX_SAMPLE_SIZE} samples in all, got {size!r}")
     return tuple(out)
 
 
@@ -117,7 +121,7 @@ def sample_leaky_randomized_response(epsilon: Any, delta: Any, size: Any, rng: A
     p_u, p_v = leaky_randomized_response(epsilon, delta)
     shape = _check_size(size)
     rng = check_rng(rng)
-    if variable not in ("U", "V"):
+    if not isinstance(variable, str) or variable not in ("U", "V"):
         raise ValueError(f'variable must be "U" or "V", got {variable!r}')
     return inverse_cdf_sample(p_u if variable == "U" else p_v, rng.random(shape))
 

@@ -254,6 +254,8 @@ class NameAndShame:
     def sample(self, records: Iterable[Any], rng: np.random.Generator) -> list[Any]:
         """Return the released records (each kept independently with probability ``delta``), in order."""
         rng = check_rng(rng)
+        if isinstance(records, (str, bytes)) or not isinstance(records, Iterable):
+            raise ValueError(f"records must be a list (or another iterable) of records, got {type(records).__name__}")
         records = list(records)
         keep = rng.random(len(records)) < self.delta
         return [r for r, k in zip(records, keep, strict=True) if k]
@@ -309,6 +311,12 @@ def mechanism_argument(value: Any, kind: type, name: str, extra: dict[str, float
         ValueError: for a description of another class than ``kind``, or one given together with a
             non-default ``extra`` argument (e.g. ``sensitivity``).
     """
+    if not (isinstance(kind, type) and kind in MECHANISMS):
+        raise ValueError(f"kind must be one of the mechanism classes {[m.__name__ for m in MECHANISMS]}, got {kind!r}")
+    if not isinstance(name, str):
+        raise ValueError(f"name must be the parameter's name (a string), got {name!r}")
+    if not isinstance(extra, dict):
+        raise ValueError(f"extra must be a dict of the other arguments by name, got {extra!r}")
     if not isinstance(value, MECHANISMS):
         return None
     if not isinstance(value, kind):

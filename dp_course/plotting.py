@@ -27,7 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator
 from numpy.typing import ArrayLike
 
-from ._validation import check_delta, check_epsilon, check_pmf_pair, check_real_array
+from ._validation import check_bool, check_delta, check_epsilon, check_int, check_pmf_pair, check_real, check_real_array
 from .composition import advanced_composition, basic_composition, optimal_composition_epsilon
 from .pld import DiscretePLD, GaussianPLD, GridPLD, PrivacyLossDistribution
 
@@ -83,7 +83,17 @@ def new_figure(ncols: int = 1, figsize: tuple[float, float] | None = None) -> tu
 
     Returns:
         ``(figure, axes)`` with ``axes`` a list of ``ncols`` Axes.
+
+    Raises:
+        ValueError: if ``ncols`` is not an integer in [1, 20] or ``figsize`` is not ``None`` or a pair of
+            sizes in (0, 100] inches.
     """
+    ncols = check_int("ncols", ncols, lo=1, hi=20)
+    if figsize is not None:
+        if not isinstance(figsize, (tuple, list)) or len(figsize) != 2:
+            raise ValueError(f"figsize must be None or a pair (width, height) in inches, got {figsize!r}")
+        figsize = (check_real("figsize[0]", figsize[0], lo=0.0, hi=100.0, lo_open=True),
+                   check_real("figsize[1]", figsize[1], lo=0.0, hi=100.0, lo_open=True))
     with course_style():
         fig = Figure(figsize=figsize or (7.5 if ncols == 1 else 4.0 * ncols, 4.0))
         FigureCanvasAgg(fig)
@@ -100,6 +110,7 @@ def tex_number(x: float) -> str:
     >>> tex_number(1e-6), tex_number(2.5e-7), tex_number(0.05)
     ('10^{-6}', '2.5 \\times 10^{-7}', '0.05')
     """
+    x = check_real("x", x, allow_inf=True)
     if x == 0 or not np.isfinite(x) or 1e-3 <= abs(x) < 1e4:
         return f"{x:g}"
     mantissa, exponent = f"{x:.3g}".split("e")
@@ -107,7 +118,18 @@ def tex_number(x: float) -> str:
     return power if mantissa == "1" else rf"{mantissa} \times {power}"
 
 
+def _names(name: str, values: Any) -> list[Any]:
+    """Tick labels: a list, tuple or 1-D array (each entry is shown with ``str``)."""
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        return values.tolist()
+    if not isinstance(values, (list, tuple)):
+        raise ValueError(f"{name} must be a list or tuple of names, got {values!r}")
+    return list(values)
+
+
 def _axes(ax: Axes | None) -> Axes:
+    if ax is not None and not isinstance(ax, Axes):
+        raise ValueError(f"ax must be None or a matplotlib Axes (e.g. from new_figure()), got {type(ax).__name__}")
     if ax is None:
         with course_style():
             _, ax = plt.subplots()
@@ -149,6 +171,7 @@ def plot_privacy_profile(curves: Mapping[str, Any], epsilons: ArrayLike | None =
         ValueError: for an empty mapping, a negative epsilon, or an array of the wrong length.
     """
     curves = _check_mapping("curves", curves)
+    log_delta = check_bool("log_delta", log_delta)
     eps = np.linspace(0.0, 5.0, 200) if epsilons is None else check_real_array("epsilons", epsilons, lo=0.0,
                                                                                  ndim=1)
     ax = _axes(ax)
@@ -216,6 +239,9 @@ def plot_pld(pld: PrivacyLossDistribution, ax: Axes | None = None, bins: int = 2
     """
     if not isinstance(pld, PrivacyLossDistribution):
         raise ValueError(f"pld must be a PrivacyLossDistribution, got {type(pld).__name__}")
+    show_mean = check_bool("show_mean", show_mean)
+    if label is not None and not isinstance(label, str):
+        raise ValueError(f"label must be None or a string, got {label!r}")
     ax = _axes(ax)
     label = label or type(pld).__name__
     if isinstance(pld, GaussianPLD):
@@ -267,6 +293,7 @@ def plot_composition(ks: ArrayLike, curves: Mapping[str, Any], ax: Axes | None =
     """
     ks = check_real_array("ks", ks, lo=1.0, ndim=1)
     curves = _check_mapping("curves", curves)
+    logx, logy = check_bool("logx", logx), check_bool("logy", logy)
     ax = _axes(ax)
     for label, curve in curves.items():
         values = np.array([curve(int(k)) for k in ks], dtype=float) if callable(curve) else \
@@ -313,6 +340,7 @@ def plot_composition_bounds(epsilon: float, ks: ArrayLike, delta_prime: float = 
     epsilon = check_epsilon(epsilon, allow_zero=False)
     delta = check_delta(delta)
     delta_prime = check_delta(delta_prime, "delta_prime", allow_zero=False)
+    logx = check_bool("logx", logx)
     ks_arr = check_real_array("ks", ks, lo=1.0, ndim=1)
     if not np.all(ks_arr == np.round(ks_arr)):
         raise ValueError(f"ks must contain whole numbers of compositions, got {ks_arr.tolist()}")
@@ -347,6 +375,7 @@ def plot_rdp_curves(orders: ArrayLike, curves: Mapping[str, Any], ax: Axes | Non
     """
     orders = check_real_array("orders", orders, lo=1.0, lo_open=True, ndim=1)
     curves = _check_mapping("curves", curves)
+    logy = check_bool("logy", logy)
     ax = _axes(ax)
     for label, curve in curves.items():
         values = np.asarray(curve(orders), float) if callable(curve) else \
@@ -381,7 +410,9 @@ def plot_pmf_pair(p: ArrayLike, q: ArrayLike, outcomes: Sequence[Any] | None = N
         ValueError: for invalid pmfs or a wrong number of outcome names.
     """
     p, q = check_pmf_pair("p", p, "q", q)
-    outcomes = list(range(p.size)) if outcomes is None else list(outcomes)
+    outcomes = list(range(p.size)) if outcomes is None else _names("outcomes", outcomes)
+    if not isinstance(labels, (tuple, list)) or len(labels) != 2 or not all(isinstance(s, str) for s in labels):
+        raise ValueError(f"labels must be a pair of strings (legend labels of p and q), got {labels!r}")
     if len(outcomes) != p.size:
         raise ValueError(f"outcomes must name each of the {p.size} entries, got {len(outcomes)}")
     ax = _axes(ax)
@@ -410,6 +441,7 @@ def plot_simulation_map(F: ArrayLike, row_labels: Sequence[str], ax: Axes | None
         ValueError: for entries outside [0, 1] or a wrong number of row labels.
     """
     f = check_real_array("F", F, lo=-1e-9, hi=1 + 1e-9, ndim=2)
+    row_labels = _names("row_labels", row_labels)
     if len(row_labels) != f.shape[0]:
         raise ValueError(f"row_labels must name each of the {f.shape[0]} rows of F, got {len(row_labels)}")
     ax = _axes(ax)

@@ -41,7 +41,7 @@ CONVERSIONS = ("improved", "classic")
 
 
 def _check_method(method: Any) -> str:
-    if method not in CONVERSIONS:
+    if not isinstance(method, str) or method not in CONVERSIONS:
         raise ValueError(f"method must be one of {CONVERSIONS}, got {method!r}")
     return method
 
@@ -78,13 +78,14 @@ def compose_rdp(*rdp_values: npt.ArrayLike) -> np.ndarray:
 # RDP -> (epsilon, delta)
 # ----------------------------------------------------------------------------------------------------------
 
-def _check_orders_rdp(orders: npt.ArrayLike | None, rdp: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def _check_orders_rdp(orders: npt.ArrayLike | None, rdp: npt.ArrayLike, name: str = "rdp"
+                      ) -> tuple[np.ndarray, np.ndarray]:
     orders = check_orders(orders)
-    rdp = check_real_array("rdp", rdp, lo=0.0, allow_inf=True)
+    rdp = check_real_array(name, rdp, lo=0.0, allow_inf=True)
     if rdp.ndim == 0:
         rdp = rdp.reshape(1)
     if rdp.shape != orders.shape:
-        raise ValueError(f"rdp must have one value per order: orders has shape {orders.shape}, rdp has shape "
+        raise ValueError(f"{name} must have one value per order: orders has shape {orders.shape}, {name} has shape "
                          f"{rdp.shape}")
     return orders, rdp
 
@@ -214,7 +215,7 @@ class RDPCurve:
     epsilons: np.ndarray
 
     def __post_init__(self) -> None:
-        orders, eps = _check_orders_rdp(self.orders, self.epsilons)
+        orders, eps = _check_orders_rdp(self.orders, self.epsilons, "epsilons")
         orders = orders.copy()
         eps = eps.copy()
         orders.flags.writeable = False

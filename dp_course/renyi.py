@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import check_alpha, check_real
+from ._validation import check_alpha, check_gaussian_mu, check_real
 from .divergences import renyi_divergence
 from .mechanisms import (MECHANISMS, GaussianMechanism, KaryRandomizedResponse, LaplaceMechanism, Mechanism,
                          NameAndShame, RandomizedResponse, mechanism_argument)
@@ -105,7 +105,8 @@ def gaussian_rdp(alpha: npt.ArrayLike, sigma: float | GaussianMechanism,
         sigma, sensitivity = mech.sigma, mech.sensitivity
     sigma = check_real("sigma", sigma, lo=0.0, lo_open=True)
     sensitivity = check_real("sensitivity", sensitivity, lo=0.0, lo_open=True)
-    return _out(a * sensitivity**2 / (2.0 * sigma**2), scalar)
+    mu = check_gaussian_mu(sigma, sensitivity)
+    return _out(np.where(a == np.inf, np.inf, a * mu) if mu > 0 else np.zeros_like(a), scalar)
 
 
 def laplace_rdp(alpha: npt.ArrayLike, scale: float | LaplaceMechanism,
@@ -163,10 +164,12 @@ def laplace_rdp(alpha: npt.ArrayLike, scale: float | LaplaceMechanism,
     excess = (a_s * _expm1_minus_x(am1_s * eps) + am1_s * _expm1_minus_x(-a_s * eps)) / (2.0 * a_s - 1.0)
     vals = np.empty(am.shape)
     vals[small] = np.log1p(excess) / am1_s
-    # otherwise: factor e^{(alpha-1)eps} out of the log; log(alpha/(2 alpha - 1)) = log1p(am1) - log1p(2 am1)
+    # otherwise: factor e^{(alpha-1)eps} out of the log; log(alpha/(2 alpha - 1)) = -log1p((alpha - 1)/alpha)
+    # (finite up to alpha = 1e308, where log1p(2 (alpha - 1)) would overflow)
     a_b, am1_b = am[~small], am1[~small]
-    log_ratio = np.log1p(am1_b) - np.log1p(2.0 * am1_b)
-    tail = np.log1p(am1_b / a_b * np.exp(-(2.0 * a_b - 1.0) * eps))
+    log_ratio = -np.log1p(am1_b / a_b)
+    with np.errstate(over="ignore"):  # 2 alpha - 1 = inf for alpha near 1e308: e^-inf = 0, as it should
+        tail = np.log1p(am1_b / a_b * np.exp(-(2.0 * a_b - 1.0) * eps))
     vals[~small] = eps + (log_ratio + tail) / am1_b
     out[mid] = vals
     out[one] = _expm1_minus_x(np.asarray(-eps))  # KL divergence: eps + e^-eps - 1

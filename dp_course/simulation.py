@@ -156,7 +156,7 @@ def simulation_map(p: Any, q: Any, epsilon: Any, delta: Any, *, method: str = "e
     p, q = check_pmf_pair("p", p, "q", q)
     eps = check_real("epsilon", epsilon, lo=0.0)
     delta = check_delta(delta)
-    if method not in _METHODS:
+    if not isinstance(method, str) or method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
     p, q = p / p.sum(), q / q.sum()
     h_pq, h_qp = float(hockey_stick_divergence(p, q, eps)), float(hockey_stick_divergence(q, p, eps))

@@ -41,11 +41,12 @@ import numpy.typing as npt
 from scipy import integrate, special
 
 from ._numerics import log1mexp
-from ._validation import check_delta, check_orders, check_probability, check_real, check_real_array
+from ._validation import check_delta, check_gaussian_mu, check_orders, check_probability, check_real, check_real_array
 from .mechanisms import MECHANISMS, GaussianMechanism, Mechanism, noise_multiplier
 from .renyi import mechanism_rdp
 
 __all__ = [
+    "MAX_EXPANSION_ORDER",
     "fixed_size_amplification",
     "fixed_size_amplification_epsilon",
     "poisson_subsampled_gaussian_rdp",
@@ -146,6 +147,18 @@ def _log_expm1(x: np.ndarray) -> np.ndarray:
         out = x + log1mexp(-x)
     out = np.where(x == 0.0, -np.inf, out)
     return np.where(np.isposinf(x), np.inf, out)
+
+
+MAX_EXPANSION_ORDER = 10**4
+"""Largest Rényi order of the subsampled-RDP functions: their binomial expansions have one term per integer
+up to the order, for every order (a cost guard: dp-accounting's default orders end at 1024)."""
+
+
+def _check_expansion_orders(alphas: np.ndarray) -> np.ndarray:
+    if alphas.max() > MAX_EXPANSION_ORDER:
+        raise ValueError(f"orders must be at most {MAX_EXPANSION_ORDER} for amplification by subsampling (one term "
+                         f"per integer up to the order), got {alphas.max():g}")
+    return alphas
 
 
 def _log_binomial_excess(log_q: float, log_1mq: float, alphas: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -311,14 +324,17 @@ def poisson_subsampled_gaussian_rdp(q: float, sigma: float | GaussianMechanism,
     arXiv:1908.10530, Section 3.3 (integer case also in Abadi et al. 2016, arXiv:1607.00133).
     """
     scalar = orders is not None and np.ndim(orders) == 0
-    alphas = check_orders(orders)
+    alphas = _check_expansion_orders(check_orders(orders))
     q = check_probability("q", q)
     sigma = noise_multiplier(sigma)
+    # 1 / (2 sigma^2): refused by name below sigma ~ 1e-154 (it overflows); 0 above ~1e154, where every term
+    # of the expansion is 1 to float precision and the RDP (at most alpha / (2 sigma^2)) is 0
+    mu = check_gaussian_mu(sigma, 1.0)
     out = np.empty(alphas.shape, dtype=float)
-    if q == 0.0:
+    if q == 0.0 or mu == 0.0:
         out[:] = 0.0
     elif q == 1.0:
-        out[:] = alphas / (2.0 * sigma**2)
+        out[:] = alphas * mu
     else:
         is_int = alphas == np.round(alphas)
         if is_int.any():
@@ -388,7 +404,7 @@ def poisson_subsampled_rdp_bound(rdp: Callable[[np.ndarray], Any] | Mechanism, q
         raise ValueError(f"rdp must be a callable mapping an array of integer orders to RDP values, or a "
                          f"mechanism description, got {rdp!r}")
     scalar = orders is not None and np.ndim(orders) == 0
-    alphas = check_orders(orders)
+    alphas = _check_expansion_orders(check_orders(orders))
     q = check_probability("q", q)
     ks = np.ceil(alphas - 1e-12)  # order used for each requested order (integers stay as they are)
     ks = np.maximum(ks, 2.0)

@@ -26,6 +26,7 @@ Song, Chaudhuri & Sarwate 2013 (noisy SGD); the slide deck's "Differentially pri
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,7 @@ from scipy.special import expit
 from ._validation import check_int, check_real, check_real_array, check_rng
 
 __all__ = [
+    "MAX_TRAINING_WORK",
     "SAMPLING_SCHEMES",
     "NOISE_KINDS",
     "logistic_loss",
@@ -48,6 +50,23 @@ SAMPLING_SCHEMES = ("poisson", "fixed", "full")
 """Batch selection of :func:`noisy_sgd`: Poisson sampling, fixed-size sampling without replacement, full batch."""
 
 NOISE_KINDS = ("gaussian", "laplace")
+
+MAX_TRAINING_WORK = 10**11
+"""Largest ``steps * runs * n * d`` (gradient entries computed) a training call accepts: a cost guard, checked
+before the first step (10^11 entries are minutes of work; the lectures use below 10^9)."""
+
+
+def _check_work(steps: int, runs: int, n: int, d: int) -> None:
+    if steps * runs * n * d > MAX_TRAINING_WORK:
+        raise ValueError(f"steps * runs must be at most {MAX_TRAINING_WORK // (n * d)} on {n} records of {d} features "
+                         f"(at most {MAX_TRAINING_WORK:.0e} gradient entries), got steps = {steps}, runs = {runs}")
+
+
+def _check_finite(theta: np.ndarray) -> np.ndarray:
+    if not np.all(np.isfinite(theta)):
+        raise ValueError("the iteration diverged (theta is no longer finite): learning_rate, l2 or noise_scale is "
+                         "too large (learning_rate * (l2 + the curvature of the loss) must stay below 2)")
+    return theta
 """Noise distributions of :func:`noisy_sgd` (independent coordinates)."""
 
 
@@ -180,11 +199,13 @@ def gradient_descent(X: ArrayLike, y: ArrayLike, steps: int, learning_rate: floa
     steps = check_int("steps", steps, lo=0)
     learning_rate = check_real("learning_rate", learning_rate, lo=0.0, lo_open=True)
     l2 = check_real("l2", l2, lo=0.0)
+    _check_work(steps, 1, *X.shape)
     theta = np.zeros(X.shape[1])
-    for _ in range(steps):
-        grad = (expit(X @ theta) - y) @ X / X.shape[0] + l2 * theta
-        theta = theta - learning_rate * grad
-    return theta
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(steps):
+            grad = (expit(X @ theta) - y) @ X / X.shape[0] + l2 * theta
+            theta = theta - learning_rate * grad
+    return _check_finite(theta)
 
 
 def _batches(sampling: str, n: int, runs: int, size: int, rate: float, rng: np.random.Generator) -> np.ndarray:
@@ -251,11 +272,11 @@ def noisy_sgd(X: ArrayLike, y: ArrayLike, *, steps: int, learning_rate: float, c
                          f"got shape {scale.shape}")
     scale = np.broadcast_to(scale, (runs,))[:, None]
     rng = check_rng(rng)
-    if sampling not in SAMPLING_SCHEMES:
+    if not isinstance(sampling, str) or sampling not in SAMPLING_SCHEMES:
         raise ValueError(f"sampling must be one of {SAMPLING_SCHEMES}, got {sampling!r}")
-    if noise not in NOISE_KINDS:
+    if not isinstance(noise, str) or noise not in NOISE_KINDS:
         raise ValueError(f"noise must be one of {NOISE_KINDS}, got {noise!r}")
-    if clip_ord not in (1, 2) or isinstance(clip_ord, bool):
+    if not isinstance(clip_ord, numbers.Integral) or isinstance(clip_ord, (bool, np.bool_)) or clip_ord not in (1, 2):
         raise ValueError(f"clip_ord must be 1 or 2, got {clip_ord!r}")
     l2 = check_real("l2", l2, lo=0.0)
     rate, size = 1.0, n
@@ -271,6 +292,7 @@ def noisy_sgd(X: ArrayLike, y: ArrayLike, *, steps: int, learning_rate: float, c
         normaliser = float(size)
     else:
         normaliser = float(n)
+    _check_work(steps, runs, n, d)
     draw = rng.standard_normal if noise == "gaussian" else rng.laplace
     theta = np.zeros((runs, d))
     for _ in range(steps):
@@ -278,5 +300,6 @@ def noisy_sgd(X: ArrayLike, y: ArrayLike, *, steps: int, learning_rate: float, c
         grads = per_example_gradients(theta, X, y)  # (runs, n, d)
         clipped = _clip_rows(grads, clip_norm, clip_ord)
         mean_grad = np.einsum("rn,rnd->rd", mask, clipped) / normaliser
-        theta = theta - learning_rate * (mean_grad + scale * draw(size=(runs, d)) + l2 * theta)
+        with np.errstate(over="ignore", invalid="ignore"):
+            theta = _check_finite(theta - learning_rate * (mean_grad + scale * draw(size=(runs, d)) + l2 * theta))
     return theta

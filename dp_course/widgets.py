@@ -129,7 +129,7 @@ _DEFAULT_COMPOSITION = {"randomized response": 0.1, "Gaussian": 10.0, "Laplace":
 
 
 def _family(mechanism: str) -> _Family:
-    if mechanism not in _MECHANISMS:
+    if not isinstance(mechanism, str) or mechanism not in _MECHANISMS:
         raise ValueError(f"mechanism must be one of {sorted(_MECHANISMS)}, got {mechanism!r}")
     return _MECHANISMS[mechanism]
 
@@ -376,7 +376,7 @@ def rr_accuracy_explorer(true_fraction: float = 0.3, surveys: int = 2000, seed: 
 
     Args:
         true_fraction: the share :math:`\pi` of respondents whose true answer is 1, in [0, 1].
-        surveys: number of simulated surveys per drawing, an integer >= 10.
+        surveys: number of simulated surveys per drawing, an integer in [10, 10**6] (a cost guard).
         seed: seed of the simulation, an integer >= 0.
 
     Returns:
@@ -389,7 +389,7 @@ def rr_accuracy_explorer(true_fraction: float = 0.3, surveys: int = 2000, seed: 
     Source: Warner 1965, "Randomized response", JASA 60(309).
     """
     true_fraction = check_probability("true_fraction", true_fraction)
-    surveys = check_int("surveys", surveys, lo=10)
+    surveys = check_int("surveys", surveys, lo=10, hi=10**6)
     seed = check_int("seed", seed, lo=0)
 
     def draw(epsilon: float, n: int) -> Figure:

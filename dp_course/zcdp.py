@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize
 
-from ._validation import check_alpha, check_delta, check_real
+from ._validation import check_alpha, check_delta, check_gaussian_mu, check_real
 from .mechanisms import (MECHANISMS, GaussianMechanism, KaryRandomizedResponse, LaplaceMechanism, PureDPMechanism,
                          RandomizedResponse, mechanism_argument)
 
@@ -54,7 +54,7 @@ def gaussian_zcdp(sigma: float | GaussianMechanism, sensitivity: float = 1.0) ->
         sigma, sensitivity = mech.sigma, mech.sensitivity
     sigma = check_real("sigma", sigma, lo=0.0, lo_open=True)
     sensitivity = check_real("sensitivity", sensitivity, lo=0.0, lo_open=True)
-    return sensitivity**2 / (2.0 * sigma**2)
+    return check_gaussian_mu(sigma, sensitivity)
 
 
 def zcdp_rdp(alpha: npt.ArrayLike, rho: float) -> float | np.ndarray:
@@ -98,12 +98,12 @@ def pure_dp_to_zcdp(epsilon: float | PureDPMechanism) -> float:
                              f"randomized response, Laplace), got {epsilon!r}")
         epsilon = epsilon.epsilon
     epsilon = check_real("epsilon", epsilon, lo=0.0)
-    return 0.5 * epsilon**2
+    return 0.5 * epsilon * epsilon  # +inf beyond 1.8e154 (no OverflowError as from epsilon**2)
 
 
 def _check_zcdp_method(method: Any) -> str:
     allowed = ("improved", "bun_steinke")
-    if method not in allowed:
+    if not isinstance(method, str) or method not in allowed:
         raise ValueError(f"method must be one of {allowed}, got {method!r}")
     return method
 
@@ -196,6 +196,10 @@ def zcdp_to_dp_delta(rho: float, epsilon: float, method: str = "improved") -> fl
     epsilon = check_real("epsilon", epsilon, lo=0.0)
     method = _check_zcdp_method(method)
     if rho == 0.0:
+        return 0.0
+    if epsilon > rho and (epsilon - rho) / (4.0 * rho) * (epsilon - rho) > 800.0:
+        # the Bun-Steinke delta exp(-(eps - rho)^2 / (4 rho)) is below e^-800 (0 in floats), and the improved
+        # conversion is never larger: delta is 0 to float precision (and brentq would not converge out there)
         return 0.0
     if method == "bun_steinke":
         if epsilon <= rho:

@@ -1,5 +1,6 @@
 """A course JupyterLab server for tests: ``run.py lab --headless`` (as a student, or ``--instructor``) on a free
-loopback port, serving a folder of the test's choosing, with no user configuration of this machine."""
+loopback port, serving a folder of the test's choosing, with no user configuration of this machine; and
+``dp-course formgrade OUTPUT --headless`` the same way (:class:`FormgradeServer`)."""
 
 from __future__ import annotations
 
@@ -106,6 +107,30 @@ class LabServer:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
 
+
+class FormgradeServer(LabServer):
+    """``dp-course formgrade OUTPUT --headless`` on a free loopback port (the environment of
+    :meth:`LabServer.env`: no user configuration, the environment's ``bin/`` not on PATH).  ``root_dir`` is
+    ``OUTPUT/course``; start it with :meth:`start_formgrade`."""
+
+    def start_formgrade(self, output: Path, timeout: float = 120) -> None:
+        log = open(self.work / "server.log", "w")  # noqa: SIM115 - closed with the server
+        exe = Path(sys.executable).with_name("dp-course")
+        self.proc = subprocess.Popen(
+            [str(exe), "formgrade", str(output), "--headless", "--port", str(self.port), "--",
+             f"--ServerApp.token={self.token}", "--ServerApp.port_retries=0"],
+            cwd=self.work, env=self.env(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"dp-course formgrade exited with {self.proc.returncode}:\n{self.log_tail()}")
+            try:
+                self.api("GET", "status")
+                return
+            except OSError:
+                time.sleep(0.5)
+        raise RuntimeError(f"dp-course formgrade did not answer within {timeout:.0f} s:\n{self.log_tail()}")
 
 def copy_course(dest: Path) -> Path:
     """A copy of what a student's JupyterLab serves: the student notebooks and the instructor sources."""

@@ -23,11 +23,11 @@ def test_top_level_help_lists_the_commands(capsys):
         cli.main(["--help"])
     assert exc.value.code == 0
     text = capsys.readouterr().out
-    for cmd in ("release", "grade", "check", "demo"):
+    for cmd in ("release", "grade", "feedback", "check", "demo"):
         assert cmd in text
 
 
-@pytest.mark.parametrize("cmd", ["release", "grade", "check", "demo"])
+@pytest.mark.parametrize("cmd", ["release", "grade", "feedback", "check", "demo"])
 def test_subcommand_help_has_examples(cmd, capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main([cmd, "--help"])

@@ -158,7 +158,7 @@ def test_curve_object_rules():
         c.compose([1.0, 2.0])
     with pytest.raises(ValueError, match="k must be an integer"):
         c * 2.5
-    with pytest.raises(ValueError, match="rdp must have one value per order"):
+    with pytest.raises(ValueError, match="epsilons must have one value per order"):
         RDPCurve([2.0, 3.0], [1.0])
     with pytest.raises(ValueError):
         c.epsilons[0] = 5.0  # read-only

@@ -167,19 +167,23 @@ def _get(server: LabServer, path: str) -> tuple[int, str]:
         with urllib.request.urlopen(req, timeout=20) as r:
             return r.status, r.read().decode(errors="replace")
     except urllib.error.HTTPError as e:
-        return e.code, ""
+        return e.code, e.read().decode(errors="replace")
 
 
 @pytest.mark.parametrize("instructor", [False, True], ids=["student", "instructor"])
 def test_lab_session_as_student_and_as_instructor(tmp_path, instructor):
     """One `run.py lab --headless` each, started without a terminal and without the venv on PATH (as from a
     desktop launcher): the terminal finds dp-course; the landing page is the lecture index; students do not
-    get nbgrader's tools (browser extension disabled, server handlers absent), instructors do; no
-    "No nbgrader_config.py" warning; stopping run.py stops the server."""
+    get nbgrader's tools (browser extension disabled, server handlers absent), instructors do, but without a
+    grading run no Formgrader (its page says what to pass; no gradebook is written into the served folder:
+    `dp-course formgrade` is tested in tests/test_formgrade.py and tests/browser/); no "No nbgrader_config.py"
+    warning; stopping run.py stops the server."""
     course = tmp_path / "course"
     (course / "notebooks").mkdir(parents=True)
     (course / "notebooks" / "README.md").write_text("# Lectures\n")
     server = LabServer(root_dir=course, work=tmp_path)
+    repo_db = ROOT / "gradebook.db"  # where the instructor configuration's course directory points
+    repo_db_before = repo_db.stat().st_mtime_ns if repo_db.exists() else None
     server.start(instructor=instructor)
     try:
         text = asyncio.run(_terminal_says(server, "command -v dp-course; echo DONE-$?", "DONE-"))
@@ -191,11 +195,16 @@ def test_lab_session_as_student_and_as_instructor(tmp_path, instructor):
         with urllib.request.urlopen(f"{server.base}/?token={server.token}", timeout=20) as r:
             assert r.url.split("?")[0].endswith("/lab/tree/notebooks/README.md"), r.url   # the landing page
         nbgrader_off = "@jupyter/nbgrader" in config.get("disabledExtensions", [])
-        formgrader, _ = _get(server, "/formgrader")
+        formgrader, body = _get(server, "/formgrader")
+        assert formgrader == 404
         if instructor:
-            assert not nbgrader_off and formgrader != 404
+            assert not nbgrader_off and "python3 run.py lab --instructor grading/" in body, body[:500]
+            assert _get(server, "/formgrader/gradebook")[0] == 404
         else:
-            assert nbgrader_off and formgrader == 404
+            assert nbgrader_off and "dp-course formgrade" not in body
+        assert not list(course.rglob("gradebook.db")), "a Formgrader without a grading run wrote a gradebook"
+        assert (repo_db.stat().st_mtime_ns if repo_db.exists() else None) == repo_db_before, \
+            "a Formgrader without a grading run wrote the repository's gradebook.db"
         assert "No nbgrader_config.py file found" not in server.log()
         pid = server.proc.pid
     finally:

@@ -59,3 +59,38 @@ def test_orders():
     with pytest.raises(ValueError, match="alphas must be a 1-dimensional array"):
         v.check_orders([[2.0]], name="alphas")
 
+
+
+@pytest.mark.parametrize("value", [None, 0, 1, "True", 1.0, np.array([True])])
+def test_check_bool_refuses_truthiness(value):
+    """Only True/False (Python or numpy) choose a side: None or 0 must not quietly mean False (issue 25)."""
+    with pytest.raises(ValueError, match="pessimistic must be True or False, got"):
+        v.check_bool("pessimistic", value)
+
+
+def test_check_bool_accepts_bools():
+    assert v.check_bool("flag", np.True_) is True and v.check_bool("flag", False) is False
+
+
+@pytest.mark.parametrize("value,message", [
+    (10**400, "epsilon must be finite and >= 0, got an integer of 401 digits"),
+    (-(10**400), "epsilon must be finite and >= 0, got an integer of 401 digits"),
+])
+def test_integers_beyond_the_float_range(value, message):
+    """float(10**400) raises OverflowError; the checker answers with the parameter's name instead."""
+    with pytest.raises(ValueError, match=message):
+        v.check_real("epsilon", value, lo=0.0)
+    assert v.check_real("x", 10**400, allow_inf=True) == float("inf")
+    with pytest.raises(ValueError, match=r"k must be an integer >= 1 of magnitude at most 10\*\*300"):
+        v.check_int("k", 10**400)
+    with pytest.raises(ValueError, match=r"k must be an integer >= 1 of magnitude at most 10\*\*300"):
+        v.check_int("k", 1e308)
+
+
+def test_check_gaussian_mu_without_overflow():
+    """mu = (sensitivity / sigma)^2 / 2 as a ratio: sigma = 1e308 gives 0, sigma = 1e-300 is refused by name."""
+    assert v.check_gaussian_mu(2.0, 1.0) == 0.125
+    assert v.check_gaussian_mu(1e308, 1.0) == 0.0
+    assert v.check_gaussian_mu(1e200, 1e100) == pytest.approx(0.5e-200)
+    with pytest.raises(ValueError, match="sigma must be large enough .* got sigma = 1e-300"):
+        v.check_gaussian_mu(1e-300, 1.0)

@@ -7,6 +7,9 @@
                                        emulation (plain ``nbgrader autograde``, the tests)
 :mod:`.drop_empty_metadata`            ``DropEmptyNbgraderMetadata``: clean-up after ``DeduplicateIds``
 :mod:`.strip_hidden_tests`             ``StripHiddenTests``: hidden tests out of the feedback
+:mod:`.pending_hand_grading`           ``PendingHandGrading``: the feedback says which written answers are
+                                       still to be marked by hand (instead of "0 / 2")
+:mod:`.offline_maths`                  ``OfflineMaths``: the feedback loads MathJax from a copy beside it
 =====================================  ======================================================================
 
 Each is configured through traitlets (``c.SafeExecute.limits = {...}``); the grader's configuration is

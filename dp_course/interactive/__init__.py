@@ -37,7 +37,7 @@ References:
 """
 
 from . import examples
-from .adversaries import Action, Adversary, Transcript, fixed_adversary, state_of
+from .adversaries import Action, Adversary, Transcript, check_transcript, fixed_adversary, state_of
 from .decomposition import Decomposition, decompose, rr_weights
 from .optimal import MAX_STATES, best_adversary, worst_case_delta, worst_case_epsilon, worst_case_renyi
 from .systems import (
@@ -61,6 +61,7 @@ __all__ = [
     "Transcript",
     "fixed_adversary",
     "state_of",
+    "check_transcript",
     "Decomposition",
     "decompose",
     "rr_weights",

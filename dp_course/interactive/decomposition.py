@@ -79,6 +79,15 @@ class Decomposition:
     leak: TableMechanism
     core: TableMechanism
 
+    def __post_init__(self) -> None:
+        check_real("epsilon", self.epsilon, lo=0.0)
+        check_delta(self.delta)
+        if not isinstance(self.mechanism, InteractiveMechanism):
+            raise ValueError(f"mechanism must be an InteractiveMechanism, got {type(self.mechanism).__name__}")
+        for name in ("leak", "core"):
+            if not isinstance(getattr(self, name), TableMechanism):
+                raise ValueError(f"{name} must be a TableMechanism, got {type(getattr(self, name)).__name__}")
+
     @property
     def weights(self) -> tuple[float, float, float]:
         """``(delta, (1 - delta) e^eps / (1 + e^eps), (1 - delta) / (1 + e^eps))``."""

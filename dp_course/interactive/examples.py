@@ -73,6 +73,16 @@ def randomized_response_system(epsilon: float, rounds: int = 1) -> HiddenStateMe
     return HiddenStateMechanism(np.ones((2, 1)), rows[:, None, None, :], rounds, ("ask",), ("0", "1"))
 
 
+def _query_labels(query_labels: Any, n: int) -> tuple[str, ...]:
+    """The labels of ``n`` queries: ``q0, q1, ...`` by default, else a list or tuple of ``n`` labels."""
+    if query_labels is None:
+        return tuple(f"q{i}" for i in range(n))
+    if not isinstance(query_labels, (list, tuple)) or len(query_labels) != n:
+        raise ValueError(f"query_labels must be None or a list or tuple of {n} labels (one per query), "
+                         f"got {query_labels!r}")
+    return tuple(str(v) for v in query_labels)
+
+
 def stateless_system(channel: ArrayLike, rounds: int = 1, queries: Any = None,
                      answers: Any = None) -> HiddenStateMechanism:
     r"""A mechanism that answers each query ``x`` with a fresh draw from ``channel[b, x, :]``.
@@ -88,7 +98,8 @@ def stateless_system(channel: ArrayLike, rounds: int = 1, queries: Any = None,
     ch = check_real_array("channel", channel, lo=0.0)
     if ch.ndim != 3 or ch.shape[0] != 2:
         raise ValueError(f"channel must have shape (2, X, Y): an answer pmf per input and query, got {ch.shape}")
-    return HiddenStateMechanism(np.ones((2, 1)), ch[:, None], rounds, tuple(queries or ()), tuple(answers or ()))
+    return HiddenStateMechanism(np.ones((2, 1)), ch[:, None], rounds, () if queries is None else queries,
+                                () if answers is None else answers)
 
 
 def sticky_randomized_response(epsilon: float, flip: float, rounds: int) -> HiddenStateMechanism:
@@ -115,15 +126,24 @@ def sticky_randomized_response(epsilon: float, flip: float, rounds: int) -> Hidd
     return HiddenStateMechanism(prior, channel, rounds, ("ask",), ("0", "1"))
 
 
+def _check_integers(name: str, value: ArrayLike) -> np.ndarray:
+    """Finite integer values (a scalar or an array), as floats: the discrete Laplace law lives on Z."""
+    arr = check_real_array(name, value, allow_empty=True)
+    fractional = arr != np.round(arr)
+    if fractional.any():
+        raise ValueError(f"{name} must be an integer (or an array of integers), got {arr[fractional].flat[0]!r}")
+    return arr
+
+
 def discrete_laplace_logpmf(k: ArrayLike, scale: float) -> np.ndarray:
     r""":math:`\ln \Pr[Z = k]` for the discrete Laplace law :math:`\Pr[Z = k] = \frac{1-r}{1+r} r^{|k|}`,
     :math:`r = e^{-1/\text{scale}}`, at integers ``k``.
 
     Raises:
-        ValueError: for a non-positive scale.
+        ValueError: for a non-positive scale, or a ``k`` that is not an integer (or an array of them).
     """
     s = check_real("scale", scale, lo=0.0, lo_open=True)
-    k = np.asarray(k, dtype=float)
+    k = _check_integers("k", k)
     # ln((1-r)/(1+r)) = ln(-expm1(-1/s)) - log1p(e^(-1/s)): accurate for large and small scales
     return math.log(-math.expm1(-1.0 / s)) - math.log1p(math.exp(-1.0 / s)) - np.abs(k) / s
 
@@ -134,10 +154,10 @@ def discrete_laplace_logsf(t: ArrayLike, scale: float) -> np.ndarray:
     .. math:: \Pr[Z \ge t] = \frac{r^t}{1 + r} \ (t \ge 1), \qquad 1 - \frac{r^{1-t}}{1 + r} \ (t \le 0).
 
     Raises:
-        ValueError: for a non-positive scale.
+        ValueError: for a non-positive scale, or a ``t`` that is not an integer (or an array of them).
     """
     s = check_real("scale", scale, lo=0.0, lo_open=True)
-    t = np.asarray(t, dtype=float)
+    t = _check_integers("t", t)
     log1pr = math.log1p(math.exp(-1.0 / s))
     upper = -t / s - log1pr                                           # t >= 1
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -198,7 +218,7 @@ def sparse_vector_system(epsilon: float, c: int, rounds: int, query_values: Arra
     log_above = discrete_laplace_logsf(gap, c / eps)
     above = np.exp(log_above)
     channel = np.stack([1.0 - above, above, np.zeros_like(above)], axis=-1)   # (2, S, X, 3)
-    labels = tuple(query_labels) if query_labels is not None else tuple(f"q{i}" for i in range(vals.shape[0]))
+    labels = _query_labels(query_labels, vals.shape[0])
     return HiddenStateMechanism(prior, channel, rounds, labels, ("below", "above", "halted"),
                                 halt_after=c, halt_on=(1,), halt_answer=2)
 
@@ -234,7 +254,7 @@ def laplace_counter_system(epsilon: float, c: int, query_values: ArrayLike, low:
     scale = c / eps
     logp = _clamped_noise_logpmf(vals.T, out, scale)                     # (2, X, V)
     channel = np.exp(logp)
-    labels = tuple(query_labels) if query_labels is not None else tuple(f"q{i}" for i in range(vals.shape[0]))
+    labels = _query_labels(query_labels, vals.shape[0])
     return HiddenStateMechanism(np.ones((2, 1)), channel[:, None], c, labels, tuple(str(v) for v in out))
 
 

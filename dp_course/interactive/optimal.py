@@ -56,7 +56,7 @@ _ROWS = {"forward": 0, "backward": 1}
 
 
 def _check_direction(direction: Any) -> str:
-    if direction not in ("both", "forward", "backward"):
+    if not isinstance(direction, str) or direction not in ("both", "forward", "backward"):
         raise ValueError(f"direction must be 'both', 'forward' (b = 0 against b = 1) or 'backward', got {direction!r}")
     return direction
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 import abc
 import itertools
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,10 +75,19 @@ PMF_ATOL = 1e-9
 """How far from 1 an answer law may sum."""
 
 
+def _label_list(name: str, labels: Any) -> tuple[str, ...]:
+    """Labels: a list or tuple (or 1-D array) of strings or integers, as a tuple of strings."""
+    labels = labels.tolist() if isinstance(labels, np.ndarray) and labels.ndim == 1 else labels
+    if not isinstance(labels, (list, tuple)) or not all(isinstance(v, (str, numbers.Integral))
+                                                         and not isinstance(v, (bool, np.bool_)) for v in labels):
+        raise ValueError(f"{name} must be a list or tuple of labels (strings or integers), got {labels!r}")
+    return tuple(str(v) for v in labels)
+
+
 def _labels(name: str, labels: Sequence[Any] | None, n: int) -> tuple[str, ...]:
-    if labels is None:
+    out = () if labels is None else _label_list(name, labels)
+    if not out:
         return tuple(str(i) for i in range(n))
-    out = tuple(str(v) for v in labels)
     if len(out) != n:
         raise ValueError(f"{name} must have {n} labels (one per index), got {len(out)}")
     return out
@@ -239,8 +249,8 @@ class HiddenStateMechanism(InteractiveMechanism):
                              f"{sums[bad]!r}")
         n_q, n_a = channel.shape[2], channel.shape[3]
         object.__setattr__(self, "rounds", check_int("rounds", self.rounds, lo=1))
-        object.__setattr__(self, "queries", _labels("queries", self.queries or None, n_q))
-        object.__setattr__(self, "answers", _labels("answers", self.answers or None, n_a))
+        object.__setattr__(self, "queries", _labels("queries", self.queries, n_q))
+        object.__setattr__(self, "answers", _labels("answers", self.answers, n_a))
         if self.halt_after is not None:
             object.__setattr__(self, "halt_after", check_int("halt_after", self.halt_after, lo=1))
             object.__setattr__(self, "halt_answer", check_int("halt_answer", self.halt_answer, lo=0, hi=n_a - 1))
@@ -318,8 +328,8 @@ class FunctionMechanism(InteractiveMechanism):
     def __post_init__(self) -> None:
         if not callable(self.respond):
             raise ValueError(f"respond must be a function (b, history, query) -> pmf, got {self.respond!r}")
-        object.__setattr__(self, "queries", tuple(str(q) for q in self.queries))
-        object.__setattr__(self, "answers", tuple(str(a) for a in self.answers))
+        object.__setattr__(self, "queries", _label_list("queries", self.queries))
+        object.__setattr__(self, "answers", _label_list("answers", self.answers))
         if not self.queries or not self.answers:
             raise ValueError(f"queries and answers must be non-empty label lists, got {len(self.queries)} queries "
                              f"and {len(self.answers)} answers")
@@ -410,8 +420,8 @@ class TableMechanism(InteractiveMechanism):
                                  f"(by up to {gap:.3g}); it does not describe an interactive system")
         object.__setattr__(self, "table", table)
         object.__setattr__(self, "rounds", T)
-        object.__setattr__(self, "queries", _labels("queries", self.queries or None, nx))
-        object.__setattr__(self, "answers", _labels("answers", self.answers or None, ny))
+        object.__setattr__(self, "queries", _labels("queries", self.queries, nx))
+        object.__setattr__(self, "answers", _labels("answers", self.answers, ny))
         object.__setattr__(self, "_full", full)
 
     def _log_answer_pmfs(self, history: History, query: int) -> np.ndarray:
@@ -444,13 +454,13 @@ class Composition:
     order: str = "concurrent"
 
     def __post_init__(self) -> None:
-        mechs = tuple(self.mechanisms)
+        mechs = tuple(self.mechanisms) if isinstance(self.mechanisms, (tuple, list)) else ()
         if not mechs:
-            raise ValueError("a composition needs at least one mechanism, got none")
+            raise ValueError(f"mechanisms must be a non-empty tuple of mechanisms, got {self.mechanisms!r}")
         for i, m in enumerate(mechs):
             if not isinstance(m, InteractiveMechanism):
                 raise ValueError(f"mechanisms[{i}] must be an InteractiveMechanism, got {type(m).__name__}")
-        if self.order not in ("concurrent", "sequential"):
+        if not isinstance(self.order, str) or self.order not in ("concurrent", "sequential"):
             raise ValueError(f"order must be 'concurrent' or 'sequential', got {self.order!r}")
         object.__setattr__(self, "mechanisms", mechs)
 
@@ -460,6 +470,8 @@ class Composition:
 
     def allowed(self, state: tuple[History, ...]) -> list[int]:
         """Indices of the mechanisms the adversary may query next, given each mechanism's own history."""
+        if type(state) is not tuple or len(state) != len(self.mechanisms) or any(type(h) is not tuple for h in state):
+            raise ValueError(f"state must be a tuple of {len(self.mechanisms)} histories (tuples), got {state!r}")
         open_ = [i for i, m in enumerate(self.mechanisms) if len(state[i]) < m.rounds]
         if self.order == "sequential":
             return open_[:1]

@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike
 from .._validation import check_int, check_real_array
 from ..divergences import privacy_profile, renyi_divergence
 from ..pld import DiscretePLD
-from .adversaries import Adversary, Transcript
+from .adversaries import Adversary, Transcript, check_transcript
 from .systems import Composition, as_composition
 
 __all__ = ["TranscriptDistribution", "transcript_distribution"]
@@ -39,7 +39,7 @@ MAX_TRANSCRIPTS = 10**6
 
 
 def _check_direction(direction: Any) -> str:
-    if direction not in ("both", "forward", "backward"):
+    if not isinstance(direction, str) or direction not in ("both", "forward", "backward"):
         raise ValueError(f"direction must be 'both' (max of the two orders), 'forward' (b = 0 against b = 1) or "
                          f"'backward' (b = 1 against b = 0), got {direction!r}")
     return direction
@@ -58,6 +58,17 @@ class TranscriptDistribution:
     transcripts: tuple[Transcript, ...]
     log_p: np.ndarray
     log_q: np.ndarray
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.transcripts, (tuple, list)):
+            raise ValueError(f"transcripts must be a tuple of transcripts, got {type(self.transcripts).__name__}")
+        for t in self.transcripts:
+            check_transcript(t, "transcripts")
+        for name in ("log_p", "log_q"):
+            logs = check_real_array(name, getattr(self, name), hi=1e-9, allow_inf=True, ndim=1, allow_empty=True)
+            if logs.shape != (len(self.transcripts),):
+                raise ValueError(f"{name} must have one log-probability per transcript ({len(self.transcripts)}), "
+                                 f"got shape {logs.shape}")
 
     @property
     def p(self) -> np.ndarray:
@@ -211,7 +222,7 @@ def describe_transcript(transcript: Transcript, system: Any) -> str:
     """
     comp = as_composition(system)
     parts = []
-    for i, x, y in transcript:
+    for i, x, y in check_transcript(transcript):
         if not (0 <= i < len(comp.mechanisms)):
             raise ValueError(f"transcript entry ({i}, {x}, {y}) names mechanism {i}, but there are "
                              f"{len(comp.mechanisms)}")

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .._validation import check_real_array
 from .base import PrivacyLossDistribution
 
 __all__ = ["AtomicPLD", "merge_atoms"]
@@ -160,7 +161,16 @@ class AtomicPLD(PrivacyLossDistribution):
 
 
 def merge_atoms(losses: np.ndarray, log_probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sort atoms and merge those equal up to rounding (log-probabilities added with logaddexp)."""
+    """Sort atoms and merge those equal up to rounding (log-probabilities added with logaddexp).
+
+    Raises:
+        ValueError: unless ``losses`` (finite) and ``log_probs`` (<= 1e-9: rounding; ``-inf`` for 0) are 1-D arrays of
+            the same length.
+    """
+    losses = check_real_array("losses", losses, ndim=1, allow_empty=True)
+    log_probs = check_real_array("log_probs", log_probs, hi=1e-9, allow_inf=True, ndim=1, allow_empty=True)
+    if losses.shape != log_probs.shape:
+        raise ValueError(f"losses and log_probs must have the same length, got {losses.size} and {log_probs.size}")
     keep = np.isfinite(log_probs)
     if not keep.all():
         losses, log_probs = losses[keep], log_probs[keep]

@@ -17,21 +17,21 @@ from typing import Self
 import numpy as np
 import numpy.typing as npt
 
-from .._validation import check_int, check_real_array, check_rng
+from .._validation import MAX_SAMPLE_SIZE, check_int, check_real_array, check_rng
 
-__all__ = ["PrivacyLossDistribution"]
+__all__ = ["PrivacyLossDistribution", "MAX_SAMPLE_SIZE"]
 
 
 def _epsilon_array(epsilon: npt.ArrayLike) -> tuple[np.ndarray, bool]:
     """Validated epsilons (>= 0, ``inf`` allowed) as a 1-D float array, and whether the input was a scalar."""
     eps = check_real_array("epsilon", epsilon, lo=0.0, allow_inf=True)
-    return np.atleast_1d(eps).astype(float), eps.ndim == 0
+    return np.atleast_1d(eps).astype(float).ravel(), eps.ndim == 0
 
 
 def _delta_array(delta: npt.ArrayLike) -> tuple[np.ndarray, bool]:
     """Validated deltas in [0, 1) as a 1-D float array, and whether the input was a scalar."""
     d = check_real_array("delta", delta, lo=0.0, hi=1.0, hi_open=True)
-    return np.atleast_1d(d).astype(float), d.ndim == 0
+    return np.atleast_1d(d).astype(float).ravel(), d.ndim == 0
 
 
 class PrivacyLossDistribution(abc.ABC):
@@ -111,7 +111,7 @@ class PrivacyLossDistribution(abc.ABC):
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """Draw ``n`` privacy losses (``+inf`` included with probability :attr:`infinity_mass`)."""
-        n = check_int("n", n, lo=0)
+        n = check_int("n", n, lo=0, hi=MAX_SAMPLE_SIZE)
         rng = check_rng(rng)
         return self._sample(n, rng)
 

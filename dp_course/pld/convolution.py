@@ -8,9 +8,12 @@ the loss ``h * (start + i)``); :class:`dp_course.pld.GridPLD` wraps them.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import fft, optimize, special
+
+from .._validation import check_bool, check_int, check_real, check_real_array
 
 __all__ = ["fft_size", "chernoff_window", "truncate_tails", "MAX_FFT_SIZE"]
 
@@ -18,9 +21,13 @@ MAX_FFT_SIZE = 1 << 25
 """FFT composition is done in one shot when the full support has at most this many points."""
 
 
+def _check_probs(probs: Any) -> np.ndarray:
+    return check_real_array("probs", probs, lo=0.0, ndim=1)
+
+
 def fft_size(n: int) -> int:
-    """A fast FFT length >= n (scipy's ``next_fast_len`` for real transforms)."""
-    return int(fft.next_fast_len(n, real=True))
+    """A fast FFT length >= n (scipy's ``next_fast_len`` for real transforms); ``n`` in [1, 2**40]."""
+    return int(fft.next_fast_len(check_int("n", n, lo=1, hi=2**40), real=True))
 
 
 def chernoff_window(probs: np.ndarray, k: int, tail_mass: float) -> tuple[int, int] | None:
@@ -39,7 +46,10 @@ def chernoff_window(probs: np.ndarray, k: int, tail_mass: float) -> tuple[int, i
     Returns:
         ``(lo, hi)``, or ``None`` when there is nothing to gain (no tail budget, or a single point).
     """
-    if tail_mass <= 0 or probs.size < 2:
+    probs = _check_probs(probs)
+    k = check_int("k", k, lo=1)
+    tail_mass = check_real("tail_mass", tail_mass, lo=0.0, hi=1.0)
+    if tail_mass <= 0 or probs.size < 2 or not probs.sum() > 0:
         return None
     p = probs / probs.sum()
     offsets = np.arange(p.size, dtype=float)
@@ -83,7 +93,9 @@ def truncate_tails(probs: np.ndarray, tail_mass: float, pessimistic: bool) -> tu
         ``(offset, kept, extra_infinity_mass)``: the kept points start ``offset`` steps above the first input
         point; ``extra_infinity_mass`` is what the pessimistic truncation adds to the atom at ``+inf``.
     """
-    tm = tail_mass / 2
+    probs = _check_probs(probs)
+    tm = check_real("tail_mass", tail_mass, lo=0.0, hi=1.0) / 2
+    pessimistic = check_bool("pessimistic", pessimistic)
     if not (tm > 0 and probs.size > 2):
         return 0, probs, 0.0
     cum = np.cumsum(probs)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_real
+from .._validation import check_bool, check_real, check_real_array
 
 __all__ = [
     "LossProfile",
@@ -64,9 +64,20 @@ class LossProfile:
     values: np.ndarray
     decreasing: bool
 
+    def __post_init__(self) -> None:
+        check_frozen_continuous("p_dist", self.p_dist)
+        check_frozen_continuous("q_dist", self.q_dist)
+        y_lo = check_real("y_lo", self.y_lo)
+        check_real("y_hi", self.y_hi, lo=y_lo, lo_open=True)
+        probe = check_real_array("probe", self.probe, ndim=1)
+        values = check_real_array("values", self.values, ndim=1)
+        if probe.shape != values.shape:
+            raise ValueError(f"probe and values must have the same length, got {probe.size} and {values.size}")
+        check_bool("decreasing", self.decreasing)
+
     def loss(self, y: np.ndarray) -> np.ndarray:
         """``ln p(y) - ln q(y)`` (``inf``/``nan`` where a density vanishes, without warnings)."""
-        return _loss(self.p_dist, self.q_dist, y)
+        return _loss(self.p_dist, self.q_dist, check_real_array("y", y))
 
     @property
     def low(self) -> float:
@@ -84,6 +95,12 @@ def _loss(p_dist: Any, q_dist: Any, y: np.ndarray) -> np.ndarray:
         return np.asarray(p_dist.logpdf(y) - q_dist.logpdf(y), dtype=float)
 
 
+def _check_profile(profile: Any) -> LossProfile:
+    if not isinstance(profile, LossProfile):
+        raise ValueError(f"profile must be a LossProfile (from probe_loss), got {type(profile).__name__}")
+    return profile
+
+
 def check_frozen_continuous(name: str, dist: Any) -> None:
     """Raise a ``ValueError`` naming ``name`` unless ``dist`` has the methods of a scipy frozen distribution."""
     if not all(hasattr(dist, a) for a in _FROZEN_METHODS):
@@ -96,8 +113,11 @@ def probe_loss(p_dist: Any, q_dist: Any, tail_mass: float) -> LossProfile:
 
     Raises:
         ValueError: if the bulk is not a finite interval, the loss is not finite on it, or the loss is not
-            monotone (the message says where it turns).
+            monotone (the message says where it turns); for arguments of the wrong kind or out of range.
     """
+    check_frozen_continuous("p_dist", p_dist)
+    check_frozen_continuous("q_dist", q_dist)
+    tail_mass = check_real("tail_mass", tail_mass, lo=0.0, hi=1e-3, lo_open=True)
     y_lo = float(p_dist.ppf(tail_mass / 2))
     y_hi = float(p_dist.isf(tail_mass / 2))
     if not (np.isfinite(y_lo) and np.isfinite(y_hi) and y_lo < y_hi):
@@ -126,14 +146,18 @@ def rounding_tolerance(profile: LossProfile, value_step: float) -> float:
 
     It must exceed the rounding of ``ln p - ln q`` in the far tails (a few ulps of ``|ln p|``, ~1e-14 at the
     1e-15 quantile), or an atom sitting exactly on a grid point (the plateaus of the Laplace loss) could fall
-    into the neighbouring bucket: ``max(1e-9 * value_step, 256 ulp * max(1, |ln p| + |loss|))``.
+    into the neighbouring bucket: ``max(min(1e-9 * value_step, 1e-12), 256 ulp * max(1, |ln p| + |loss|))``.
+    It is an absolute rounding allowance, not a fraction of the step: a loss ``1e-3`` above a grid point of a
+    grid with step ``1e6`` is not on the point (counting it there would put a pessimistic bound below the truth).
 
     Raises:
         ValueError: if ``value_step`` is not at least 100 times this tolerance.
     """
+    profile = _check_profile(profile)
+    value_step = check_real("value_step", value_step, lo=0.0, lo_open=True)
     p_tails = profile.p_dist.logpdf(profile.probe[[0, -1]])
     log_scale = float(np.max(np.abs(p_tails))) + float(np.max(np.abs(profile.values)))
-    tol = max(1e-9 * value_step, 256 * np.finfo(float).eps * max(1.0, log_scale))
+    tol = max(min(1e-9 * value_step, 1e-12), 256 * np.finfo(float).eps * max(1.0, log_scale))
     if tol >= 0.01 * value_step:
         raise ValueError(f"value_step must be > {100 * tol:.3g} for these densities (rounding of their log "
                          f"densities is ~{tol:.1g}), got {value_step:g}")
@@ -146,9 +170,11 @@ def loss_range(profile: LossProfile, loss_bounds: tuple[float, float] | None) ->
     Raises:
         ValueError: if ``loss_bounds`` is not an ordered pair of reals containing the probed losses.
     """
-    l_bot, l_top = profile.low, profile.high
+    l_bot, l_top = _check_profile(profile).low, profile.high
     if loss_bounds is None:
         return l_bot, l_top
+    if not isinstance(loss_bounds, (tuple, list)) or len(loss_bounds) != 2:
+        raise ValueError(f"loss_bounds must be None or a pair (lower, upper) of reals, got {loss_bounds!r}")
     b_lo = check_real("loss_bounds[0]", loss_bounds[0])
     b_hi = check_real("loss_bounds[1]", loss_bounds[1], lo=b_lo)
     if l_bot < b_lo - 1e-9 * max(1.0, abs(b_lo)) or l_top > b_hi + 1e-9 * max(1.0, abs(b_hi)):
@@ -165,8 +191,8 @@ def level_set_boundaries(profile: LossProfile, grid: np.ndarray, shift: float) -
     (made monotone with a running extremum), to 1e-13 relative; a set that is empty or the whole bulk gets
     the matching end of the bulk exactly.
     """
-    probe, lp = profile.probe, profile.values
-    level = grid + shift
+    probe, lp = _check_profile(profile).probe, profile.values
+    level = check_real_array("grid", grid, ndim=1, allow_empty=True) + check_real("shift", shift)
     if profile.decreasing:
         mono = np.minimum.accumulate(lp)
         j = probe.size - np.searchsorted(mono[::-1], level, side="right")  # first probe not above
@@ -208,6 +234,9 @@ def bucket_masses(dist: Any, t: np.ndarray, profile: LossProfile
         bottom grid point, ``tail_high`` / ``tail_low`` the mass outside the bulk on its high-loss / low-loss
         side.
     """
+    check_frozen_continuous("dist", dist)
+    t = check_real_array("t", t, ndim=1)
+    profile = _check_profile(profile)
     cdf_t, sf_t = dist.cdf(t), dist.sf(t)
     cdf_lo, sf_hi = float(dist.cdf(profile.y_lo)), float(dist.sf(profile.y_hi))
     if profile.decreasing:

@@ -115,6 +115,9 @@ class DiscretePLD(AtomicPLD):
         if n == 1:
             return self._from_logs(self._losses * k, self._log_probs * k, inf)
         if n == 2:
+            if k >= MAX_EXACT_ATOMS:
+                raise ValueError(f"k must be < {MAX_EXACT_ATOMS} for the exact k-fold composition (it has k + 1 "
+                                 f"atoms), got {k}; use a grid instead: .to_grid(value_step).self_compose(k)")
             # k-fold sum of a two-point law: i atoms of the larger loss b and k - i of the smaller a, with
             # probability C(k, i) p_b^i p_a^(k-i) -- the binomial law, evaluated in log-space (O(k)).
             a, b = self._losses

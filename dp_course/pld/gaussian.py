@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize, special, stats
 
-from .._validation import check_real, check_real_array
+from .._validation import check_gaussian_mu, check_real, check_real_array
 from .base import PrivacyLossDistribution
 from .grid import GridPLD
 
@@ -49,7 +49,7 @@ class GaussianPLD(PrivacyLossDistribution):
         """
         sigma = check_real("sigma", sigma, lo=0.0, lo_open=True)
         sensitivity = check_real("sensitivity", sensitivity, lo=0.0, lo_open=True)
-        return cls(sensitivity ** 2 / (2.0 * sigma ** 2))
+        return cls(check_gaussian_mu(sigma, sensitivity))
 
     def __repr__(self) -> str:
         return f"GaussianPLD(mu={self.mu:g})"
@@ -86,9 +86,11 @@ class GaussianPLD(PrivacyLossDistribution):
         s = self.std
         log_first = special.log_ndtr(s / 2 - eps / s)
         log_second = eps + special.log_ndtr(-s / 2 - eps / s)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):
             # log(Phi(a) - e^eps Phi(b)) = log Phi(a) + log(1 - e^{log_second - log_first})
-            return np.asarray(log_first + np.log(-np.expm1(np.minimum(log_second - log_first, 0.0))))
+            # where Phi(a) underflows to 0 (eps far beyond the loss), so does delta: log 0, not -inf - -inf = NaN
+            gap = np.where(np.isneginf(log_first), -np.inf, log_second - log_first)
+            return np.asarray(log_first + np.log(-np.expm1(np.minimum(gap, 0.0))))
 
     def _delta(self, eps: np.ndarray) -> np.ndarray:
         if self.mu == 0:
@@ -115,7 +117,11 @@ class GaussianPLD(PrivacyLossDistribution):
         return NotImplemented
 
     def _self_compose(self, k: int) -> Self:
-        return type(self)(k * self.mu)
+        mu = k * self.mu
+        if not math.isfinite(mu):
+            raise ValueError(f"k must be at most {math.floor(np.finfo(float).max / self.mu):.3g} for mu = {self.mu:g} "
+                             f"(k * mu must be a finite float), got {k}")
+        return type(self)(mu)
 
     def to_grid(self, value_step: float = 1e-4, pessimistic: bool = True, tail_mass: float = 1e-15) -> GridPLD:
         """This PLD put on the uniform grid ``value_step * Z`` (see :meth:`GridPLD.from_pld`)."""

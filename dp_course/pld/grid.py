@@ -15,14 +15,39 @@ from typing import Any, Self
 import numpy as np
 import numpy.typing as npt
 
-from .._validation import check_int, check_real, check_real_array
+from .._validation import check_bool, check_int, check_real, check_real_array
 from .atomic import AtomicPLD
 from .base import PrivacyLossDistribution
 from .convolution import MAX_FFT_SIZE, chernoff_window, fft_size, truncate_tails
 from .densities import (bucket_masses, check_frozen_continuous, level_set_boundaries, loss_range, probe_loss,
                         rounding_tolerance)
 
-__all__ = ["GridPLD"]
+__all__ = ["GridPLD", "MAX_GRID_POINTS", "MAX_GRID_INDEX"]
+
+MAX_GRID_POINTS = MAX_FFT_SIZE
+"""A single PLD is put on at most this many grid points (``value_step`` too small for its losses is refused)."""
+
+MAX_GRID_INDEX = 2**52
+"""Largest ``|loss / value_step|``: beyond it grid indices are not exact in floating point (nor in int64)."""
+
+
+def check_grid_span(lo_loss: float, hi_loss: float, value_step: float) -> None:
+    """Refuse, before any array is made, a grid ``value_step * Z`` that cannot hold losses in ``[lo, hi]``.
+
+    The cost of a grid is its number of points, ``(hi - lo) / value_step``: at most :data:`MAX_GRID_POINTS`.
+    Indices must stay exact: ``|loss| / value_step`` at most :data:`MAX_GRID_INDEX` (a step of ``1e-300``
+    would otherwise overflow the integer grid index and lose the mass it rounds).
+
+    Raises:
+        ValueError: naming ``value_step``, the smallest step that would do and the value given.
+    """
+    reach = max(abs(lo_loss), abs(hi_loss))
+    if not (math.isfinite(lo_loss) and math.isfinite(hi_loss)):
+        raise ValueError(f"the losses must be finite to be put on a grid, got [{lo_loss!r}, {hi_loss!r}]")
+    need = max((hi_loss - lo_loss) / MAX_GRID_POINTS, reach / MAX_GRID_INDEX)
+    if value_step < need:
+        raise ValueError(f"value_step must be >= {need:.3g} for losses in [{lo_loss:.6g}, {hi_loss:.6g}] (at most "
+                         f"{MAX_GRID_POINTS} grid points, grid indices up to 2**52), got {value_step!r}")
 
 
 class GridPLD(AtomicPLD):
@@ -71,9 +96,12 @@ class GridPLD(AtomicPLD):
         self.value_step = check_real("value_step", value_step, lo=0.0, lo_open=True)
         self.start = check_int("start", start, lo=None)
         p = check_real_array("probs", probs, lo=0.0, ndim=1)
-        self.pessimistic = bool(pessimistic)
+        self.pessimistic = check_bool("pessimistic", pessimistic)
         self.tail_mass = check_real("tail_mass", tail_mass, lo=0.0, hi=1e-3)
         inf = check_real("infinity_mass", infinity_mass, lo=0.0, hi=1.0)
+        if abs(self.start) + p.size > MAX_GRID_INDEX:
+            raise ValueError(f"start must be within +-{MAX_GRID_INDEX} - len(probs), got {self.start}")
+        check_grid_span(self.start * self.value_step, (self.start + p.size) * self.value_step, self.value_step)
         total = float(p.sum()) + inf
         if total > 1.0 + 1e-9:
             raise ValueError(f"probs and infinity_mass must add up to at most 1 (within 1e-09), got {total!r}")
@@ -135,14 +163,20 @@ class GridPLD(AtomicPLD):
         if not isinstance(pld, PrivacyLossDistribution):
             raise ValueError(f"pld must be a PrivacyLossDistribution, got {type(pld).__name__}")
         value_step = check_real("value_step", value_step, lo=0.0, lo_open=True)
+        pessimistic = check_bool("pessimistic", pessimistic)
         tail_mass = check_real("tail_mass", tail_mass, lo=0.0, hi=1e-3)
         if isinstance(pld, GridPLD):
             if math.isclose(pld.value_step, value_step, rel_tol=1e-12) and pld.pessimistic == pessimistic:
                 return pld
+            check_grid_span(float(pld._losses[0]), float(pld._losses[-1]), value_step)
             return cls._from_atoms(pld._losses, pld._probs, pld._inf, value_step, pessimistic, tail_mass)
         if isinstance(pld, AtomicPLD):
-            return cls._from_atoms(pld.losses, pld.probs, pld.infinity_mass, value_step, pessimistic, tail_mass)
+            losses = pld.losses
+            if losses.size:
+                check_grid_span(float(losses[0]), float(losses[-1]), value_step)
+            return cls._from_atoms(losses, pld.probs, pld.infinity_mass, value_step, pessimistic, tail_mass)
         lo_loss, hi_loss = pld._loss_range(tail_mass)
+        check_grid_span(lo_loss, hi_loss, value_step)
         if hi_loss <= lo_loss:  # a point mass
             inf = pld.infinity_mass
             return cls._from_atoms(np.array([lo_loss]), np.array([1.0 - inf]), inf, value_step, pessimistic,
@@ -239,12 +273,14 @@ class GridPLD(AtomicPLD):
             ValueError: if the loss is not monotone, or the arguments are out of range.
         """
         value_step = check_real("value_step", value_step, lo=0.0, lo_open=True)
+        pessimistic = check_bool("pessimistic", pessimistic)
         tail_mass = check_real("tail_mass", tail_mass, lo=0.0, hi=1e-3, lo_open=True)
         check_frozen_continuous("p_dist", p_dist)
         check_frozen_continuous("q_dist", q_dist)
         profile = probe_loss(p_dist, q_dist, tail_mass)
         tol = rounding_tolerance(profile, value_step)
         l_bot, l_top = loss_range(profile, loss_bounds)
+        check_grid_span(l_bot, l_top, value_step)
         lo = math.floor((l_bot + tol) / value_step)
         hi = max(math.ceil((l_top - tol) / value_step), lo + 1)
         grid = value_step * np.arange(lo, hi + 1)
@@ -289,9 +325,16 @@ class GridPLD(AtomicPLD):
         return self._truncated(self.start + other.start, np.maximum(conv, 0.0), inf)
 
     def _self_compose(self, k: int) -> Self:
+        if k * (abs(self.start) + self._probs.size) > MAX_GRID_INDEX:
+            raise ValueError(f"k must be at most {MAX_GRID_INDEX // (abs(self.start) + self._probs.size)} on this grid "
+                             f"(the losses of the k-fold sum would leave the exact grid indices), got {k}")
         n = k * (self._probs.size - 1) + 1
         inf = -math.expm1(k * math.log1p(-self._inf)) if self._inf < 1 else 1.0
         window = chernoff_window(self._probs, k, self.tail_mass)
+        width = n if window is None else window[1] - window[0] + 1
+        if width > MAX_GRID_POINTS:
+            raise ValueError(f"k = {k} needs {width} grid points (more than {MAX_GRID_POINTS}); k must be smaller, "
+                             f"or the grid coarser (a larger value_step)")
         if window is not None and window[1] - window[0] + 1 < n:
             # Only the part of the k-fold sum inside the window [lo, hi] (total offsets from k * start) is
             # computed, by a cyclic convolution of that length: mass outside the window (at most tail_mass / 2

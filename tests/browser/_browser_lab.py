@@ -166,3 +166,40 @@ def run_all_problems(nb: nbformat.NotebookNode, *, solution: bool) -> list[str]:
                 o.output_type == "error" for o in c.get("outputs", [])):
             problems.append(f"cell {i} draws but has no figure in its output")
     return problems
+
+
+# ---- nbgrader's Formgrader (dp-course formgrade) ----------------------------------------------------------
+
+FORMGRADER_READY = "() => window.formgrader && formgrader.grades.loaded && formgrader.comments.loaded"
+"""True once a Formgrader grading page has bound its score and comment boxes (typing before that is lost)."""
+
+
+def open_formgrader(page, server: LabServer) -> None:
+    """Log in the way JupyterLab's printed address does (the Formgrader with the token)."""
+    page.goto(f"{server.base}/formgrader?token={server.token}")
+    page.wait_for_url("**/formgrader/manage_assignments")
+
+
+def formgrader_students(page, server: LabServer, assignment: str, notebook: str) -> list[str]:
+    """The student ids the Formgrader's *Manual Grading* table lists for one notebook, sorted."""
+    page.goto(f"{server.base}/formgrader/gradebook/{assignment}/{notebook}")
+    page.locator("#main-table tr:has(a.name-shown)").first.wait_for()
+    return sorted(t.strip() for t in page.locator("#main-table a.name-shown").all_text_contents())
+
+
+def open_submission(page, student: str) -> None:
+    """From the *Manual Grading* table (:func:`formgrader_students`), open ``student``'s grading page and wait
+    until its boxes are bound."""
+    page.locator("#main-table tr", has=page.locator("a.name-shown", has_text=student)).locator("a.name-hidden") \
+        .first.click()
+    page.wait_for_url("**/formgrader/submissions/*/")
+    page.wait_for_function(FORMGRADER_READY)
+
+
+def mark(page, grade_id: str, score: float, comment: str) -> None:
+    """Type a score and a comment for the answer ``grade_id`` on an open grading page, as a grader does (each
+    box is saved when Tab leaves it)."""
+    page.locator(f"#{grade_id}").fill(f"{score:g}")
+    page.locator(f"#{grade_id}").press("Tab")
+    page.locator(f"#{grade_id}-comment").fill(comment)
+    page.locator(f"#{grade_id}-comment").press("Tab")
