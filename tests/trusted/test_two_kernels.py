@@ -232,7 +232,8 @@ ISSUE_26_ANSWERS = """
 
 ISSUE_26_TESTS = {
     "set": "assert events() == {0, 2}, f'events() gave {events()}'",
-    "fraction": "_f, _r, _s = third()\nassert (_f * 3, list(_r), _s) == (1, [1, 3, 5], {(1, 2)}), f'third() gave {third()}'",
+    "fraction": ("_f, _r, _s = third()\n"
+                 "assert (_f * 3, list(_r), _s) == (1, [1, 3, 5], {(1, 2)}), f'third() gave {third()}'"),
     "warns": "assert noisy([0.0, 1.0])[1] == 0.0, 'log(1) is 0'",
     "recorded": ("import warnings\nwith warnings.catch_warnings(record=True) as _caught:\n"
                  "    warnings.simplefilter('always')\n    noisy([0.0])\n"
