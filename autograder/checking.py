@@ -287,7 +287,7 @@ def _messages(nb: NotebookNode) -> dict[str, str]:
                     out[gid] = f"{ename}: {evalue}"[:300] if evalue else ename
                 break
             if o.get("output_type") == "stream" and o.get("name") == "stderr":
-                out[gid] = "the test wrote to stderr (warnings count as failures): " + str(o.get("text"))[:200]
+                out[gid] = "the test wrote to stderr (warnings count as failures): " + str(o.get("text"))[:200].strip()
                 break
     return out
 

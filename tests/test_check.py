@@ -97,7 +97,7 @@ def test_wrong_answer_shows_the_assertion_message(setup):
     # the student's warning comes back to the test, which (like nbgrader in one kernel) fails on stderr
     ("import warnings\ndef count_above(values, threshold):\n    warnings.warn('counting slowly')\n"
      "    return sum(v > threshold for v in values)", False,
-     "the test wrote to stderr (warnings count as failures): UserWarning: counting slowly\n"),
+     "the test wrote to stderr (warnings count as failures): UserWarning: counting slowly"),
 ])
 def test_the_check_runs_the_tests_the_way_the_grader_does(setup, answer, passed, message):
     """Issue 26: the check's visible tests run in the trusted kernel, through the grader's proxies and codec."""
