@@ -152,8 +152,7 @@ class Unavailable:
 
     def __init__(self, name: str, reason: str) -> None:
         object.__setattr__(self, "_message", f"{name} is {reason}; test cells may only use the student's "
-                                             "functions and plain data (numbers, strings, None, NumPy arrays, "
-                                             "lists / tuples / dicts of these)")
+                                             f"functions and plain data ({PLAIN_DATA})")
 
     def _fail(self, *args: Any, **kwargs: Any) -> Any:
         raise StudentCodeError(object.__getattribute__(self, "_message"))
