@@ -5,7 +5,9 @@
 check cannot see them.  It then grades the notebook exactly as ``dp-course grade`` does: nbgrader's
 ``autograde`` with the same sanitising (test cells restored from the release), the same sandboxed
 execution, limits and guard (:class:`autograder.preprocessors.safe_execute.SafeExecute`, configured by
-:func:`autograder.settings.grading_config`).  The result lists, per exercise,
+:func:`autograder.settings.grading_config`), and the test cells in a trusted kernel of their own that reaches
+the student's functions through the same proxies and codec (:mod:`autograder.trusted`), so the check and the
+grader cannot differ on a visible test.  The result lists, per exercise,
 each test cell (visible part) as passed or failed, with the assertion message and the points at stake.
 
 Passing every visible test does not guarantee full marks: the hidden tests run when the instructor grades.
@@ -220,7 +222,9 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
             shutil.copytree(cached / sub, root / sub)
         for name in ("gradebook.db", "nbgrader_config.py"):
             shutil.copyfile(cached / name, root / name)
-        settings = GradingSettings(limits, info.mode, trusted=False)  # the self-check: one kernel, visible tests
+        # the self-check runs the visible tests exactly as grading does: in a trusted kernel, through the same
+        # proxies and codec, so the two cannot differ on them (issue 26)
+        settings = GradingSettings(limits, info.mode, trusted=True)
         write_grading_config(root, grading_config(settings, course_config(root), events_dir=Path(tmp) / "events",
                                                   mpl_cache=prepare_mpl_cache(_cache_root() / "matplotlib")))
         dest = root / "submitted" / _STUDENT / assignment
@@ -283,7 +287,7 @@ def _messages(nb: NotebookNode) -> dict[str, str]:
                     out[gid] = f"{ename}: {evalue}"[:300] if evalue else ename
                 break
             if o.get("output_type") == "stream" and o.get("name") == "stderr":
-                out[gid] = "the test wrote to stderr (warnings count as failures): " + str(o.get("text"))[:200]
+                out[gid] = "the test wrote to stderr (warnings count as failures): " + str(o.get("text"))[:200].strip()
                 break
     return out
 

@@ -62,7 +62,14 @@ The instructor sources come from --solutions DIR; by default the course reposito
 from a checkout) or ./solutions in the current directory.
 
 Re-running with the same output folder grades only new or changed submissions (use --force to re-grade
-everything). Output folder: grades.csv (one row per student and lecture; blank score = not submitted),
+everything). When a lecture's source changed (an erratum, a kit update), that lecture is updated in place and
+exactly its submissions are graded again; a lecture added to the sources is added. Grades, hand marks and
+comments are kept (a hand mark whose cell or answer changed is flagged for review); other lectures are not
+touched. A step that would discard instructor data (a lecture removed from the sources while graded, a
+hand-marked cell removed, an unreadable state.json or gradebook) stops with what would be lost and writes a
+backup to course/backups/; --allow-discard lets it go on.
+
+Output folder: grades.csv (one row per student and lecture; blank score = not submitted),
 grades_lms.csv (one row per student, a column per lecture, the LMS's id; lms/ holds Canvas's and Moodle's own
 import files when their file names were graded), feedback/<student>/<lecture>/<notebook>.html (hidden tests
 removed), report.html / report.md / scores.png, and course/ (an nbgrader course directory with the gradebook).
@@ -205,6 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-feedback", action="store_true",
                    help="skip the per-student HTML feedback (faster; grades and report only)")
     _add_limits(p, sandbox=False)
+    p.add_argument("--allow-discard", action="store_true",
+                   help="let the course update discard instructor data it otherwise refuses to (grades of a lecture "
+                        "removed from the sources, hand marks on a removed cell, an unreadable state.json or "
+                        "gradebook); a dated backup of the gradebook is written to course/backups/ first")
     g = p.add_argument_group("safety")
     g.add_argument("--no-sandbox", action="store_true",
                    help="UNSAFE: run the submissions even where no sandbox works (they can then read your files "
@@ -321,7 +332,7 @@ def _run(args: argparse.Namespace) -> int:
                         sandbox_mode="none" if args.no_sandbox else "bwrap", force=args.force,
                         progress=not args.no_progress, student_pattern=args.student_pattern,
                         feedback=not args.no_feedback, trusted=not args.single_kernel,
-                        due=dict(args.due or []))
+                        allow_discard=args.allow_discard, due=dict(args.due or []))
             print(run.table())
             print()
             print(f"grades:   {run.grades_csv}")

@@ -31,7 +31,7 @@ HEADER_CELL_ID = "how-to-use-this-notebook"
 
 __all__ = ["REPO_ROOT", "SOLUTIONS_DIR", "NOTEBOOKS_DIR", "CONFIG_FILE", "HEADER_TEMPLATE", "HEADER_NOTEBOOK",
            "HEADER_CELL_ID", "assignments", "course_folder", "subprocess_env", "nbgrader", "header_notebook",
-           "make_course", "submit", "autograde", "CellGrade", "read_grades", "fingerprint_dir"]
+           "drop_header", "make_course", "submit", "autograde", "CellGrade", "read_grades", "fingerprint_dir"]
 
 
 def assignments(solutions_dir: Path = SOLUTIONS_DIR) -> list[str]:
@@ -123,7 +123,7 @@ def header_notebook() -> nbformat.NotebookNode:
     return cast(nbformat.NotebookNode, nb)
 
 
-def _drop_header(path: Path) -> None:
+def drop_header(path: Path) -> None:
     """Remove the "how to use" cell from a copied source (the release puts it below the title), so that a
     course built from *released* notebooks (as ``dp-course check`` does) does not get the header twice."""
     nb = nbformat.read(path, as_version=4)
@@ -155,7 +155,7 @@ def make_course(root: Path, names: Iterable[str] | None = None, *,
         if dst.exists():
             shutil.rmtree(dst)
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-        _drop_header(dst / f"{name}.ipynb")
+        drop_header(dst / f"{name}.ipynb")
     present = {p.name for p in (root / "source").iterdir() if p.is_dir()} if names else set()
     if names and present == set(names):
         # one nbgrader process for all of them: each start-up costs seconds (nbgrader's imports, alembic)

@@ -92,6 +92,8 @@ class EventKind(enum.Enum):
     SANDBOX_OFF = "sandbox_off", Severity.FLAG, "graded without a sandbox"
     FEEDBACK_FALLBACK = "feedback_fallback", Severity.FLAG, "feedback replaced by a summary"
     WORKER_CRASHED = "worker_crashed", Severity.ERROR, "grading worker crashed"
+    HAND_MARK_TO_REVIEW = ("hand_mark_to_review", Severity.FLAG,
+                           "hand mark to review (the question or the answer changed since it was given)")
 
     @property
     def reported(self) -> bool:

@@ -42,7 +42,7 @@ from .offline_maths import feedback_exporter_config
 from .outputs import load_run, refresh
 from .results import SubmissionResult
 from .settings import FEEDBACK_STEPS, course_config
-from .state import GradingState, OutputFolder
+from .state import GradingState, OutputFolder, hold
 
 __all__ = ["INDEX", "DIGEST_VERSION", "FeedbackRefresh", "page_digest", "record_pages", "refresh_feedback"]
 
@@ -204,40 +204,41 @@ def refresh_feedback(output_dir: Path, *, everything: bool = False) -> FeedbackR
     if not (course / "gradebook.db").is_file():
         raise ValueError(f"OUTPUT must be the output folder of dp-course grade (with course/gradebook.db inside), "
                          f"got {str(output_dir)!r}, which has no {course / 'gradebook.db'}")
-    state = GradingState.load(folder.state_file)
-    run = load_run(folder.root)
-    index = _load_index(folder.feedback)
-    submissions = _submissions(course)
-    todo = [key for key, (student, assignment, notebooks, digest) in submissions.items()
-            if everything or index.get(key) != digest
-            or not all((folder.feedback / key / f"{nb}.html").is_file() for nb in notebooks)]
-    log.info("feedback: %d submission(s) to regenerate, %d unchanged", len(todo), len(submissions) - len(todo))
-    api = _feedback_api(course)
-    hidden = hidden_test_lines(course) if todo else {}
-    recorded = {f"{r.student}/{r.assignment}": r for r in run.results}
-    summaries: list[str] = []
-    for key in todo:
-        student, assignment, notebooks, digest = submissions[key]
-        result = api.generate_feedback(assignment, student, force=True)
-        if not result.get("success"):
-            log.warning("feedback: nbgrader could not render %s: %s", key, (result.get("error") or "")[-400:])
-        known = _entry(state, key)
-        before = known[1].events if known else recorded[key].events if key in recorded else []
-        events = [e for e in before if e.kind is not EventKind.FEEDBACK_FALLBACK]
-        exercises = read_scores(course / "gradebook.db", assignment, student)[2]
-        pages = publish_feedback(course, folder.root, student, assignment, notebooks,
-                                 rendered=bool(result.get("success")), expected=True,
-                                 unreadable=_unreadable(events, notebooks), hidden=hidden.get(assignment, {}),
-                                 exercises=exercises, events=events)
-        summaries += [page for page, nb in zip(pages, notebooks, strict=True)
-                      if any(e.kind is EventKind.FEEDBACK_FALLBACK and e.notebook == nb for e in events)]
-        index[key] = digest
-        _save_index(folder.feedback, index)
-        if known:
-            known[1].events, known[1].feedback = events, pages
-            state.record(key, known[0], known[1])
-        if key in recorded:
-            recorded[key].events, recorded[key].feedback = list(events), pages
-    run = refresh(folder.root, run)  # grades.csv, LMS exports, report, results.json, console: from the gradebook
-    return FeedbackRefresh(folder.root, todo, sorted(set(submissions) - set(todo)), summaries, run.grades_csv,
-                           run.report_html, time.monotonic() - t0, run.table(), list(run.lms_exports))
+    with hold(folder):  # one writer of state.json and the pages at a time (a grading run holds it too)
+        state = GradingState.load(folder.state_file)
+        run = load_run(folder.root)
+        index = _load_index(folder.feedback)
+        submissions = _submissions(course)
+        todo = [key for key, (student, assignment, notebooks, digest) in submissions.items()
+                if everything or index.get(key) != digest
+                or not all((folder.feedback / key / f"{nb}.html").is_file() for nb in notebooks)]
+        log.info("feedback: %d submission(s) to regenerate, %d unchanged", len(todo), len(submissions) - len(todo))
+        api = _feedback_api(course)
+        hidden = hidden_test_lines(course) if todo else {}
+        recorded = {f"{r.student}/{r.assignment}": r for r in run.results}
+        summaries: list[str] = []
+        for key in todo:
+            student, assignment, notebooks, digest = submissions[key]
+            result = api.generate_feedback(assignment, student, force=True)
+            if not result.get("success"):
+                log.warning("feedback: nbgrader could not render %s: %s", key, (result.get("error") or "")[-400:])
+            known = _entry(state, key)
+            before = known[1].events if known else recorded[key].events if key in recorded else []
+            events = [e for e in before if e.kind is not EventKind.FEEDBACK_FALLBACK]
+            exercises = read_scores(course / "gradebook.db", assignment, student)[2]
+            pages = publish_feedback(course, folder.root, student, assignment, notebooks,
+                                     rendered=bool(result.get("success")), expected=True,
+                                     unreadable=_unreadable(events, notebooks), hidden=hidden.get(assignment, {}),
+                                     exercises=exercises, events=events)
+            summaries += [page for page, nb in zip(pages, notebooks, strict=True)
+                          if any(e.kind is EventKind.FEEDBACK_FALLBACK and e.notebook == nb for e in events)]
+            index[key] = digest
+            _save_index(folder.feedback, index)
+            if known:
+                known[1].events, known[1].feedback = events, pages
+                state.record(key, known[0], known[1])
+            if key in recorded:
+                recorded[key].events, recorded[key].feedback = list(events), pages
+        run = refresh(folder.root, run)  # grades.csv, LMS exports, report, results.json, console: from the gradebook
+        return FeedbackRefresh(folder.root, todo, sorted(set(submissions) - set(todo)), summaries, run.grades_csv,
+                               run.report_html, time.monotonic() - t0, run.table(), list(run.lms_exports))

@@ -5,11 +5,14 @@
 1. **Settings** (:mod:`autograder.settings`): the limits (:mod:`autograder.limits`), the sandbox found on this
    machine (:mod:`autograder.isolation`), the guard and the feedback switch make one
    :class:`~autograder.settings.GradingSettings`.
-2. **Course**: the output folder (:mod:`autograder.state`) holds an nbgrader course directory built from the
-   instructor's sources (:mod:`autograder.course`), rebuilt when they change, and the incremental state.
+2. **Course**: the output folder (:mod:`autograder.state`, held by one run at a time) holds an nbgrader course
+   directory built from the instructor's sources (:mod:`autograder.course`) and the incremental state.  It is
+   never rebuilt: a changed assignment is migrated in place, keeping every grade, hand mark and comment, and a
+   step that would discard instructor data refuses unless allowed (:mod:`autograder.migration`).
 3. **Intake** (:mod:`autograder.intake`, :mod:`autograder.review`): the submissions folder or zip is matched
    against the assignments' notebooks, whatever the layout; broken files are flagged and graded as the untouched
-   release (zero).  Unchanged submissions keep their grade.
+   release (zero).  Unchanged submissions keep their grade; the submissions of a changed assignment are graded
+   again (those not in the input from their kept copies in ``course/submitted``).
 4. **Workers** (:mod:`autograder.workers`, :mod:`autograder.worker`, :mod:`autograder.jobs`): one process per
    core, each with its own copy of the course directory and gradebook, runs nbgrader's ``autograde`` and
    ``generate_feedback`` on one submission at a time.
@@ -17,7 +20,8 @@
    fresh kernel started through the sandbox launcher (:mod:`autograder.kernels`, :mod:`autograder.sandbox`),
    with time and output limits and the test guard (:mod:`autograder.kernel_guard`).
 6. **Gradebook** (:mod:`autograder.gradebook`): the main process alone merges each worker's rows into the main
-   gradebook, so there is never a second writer.
+   gradebook, one transaction per submission, so there is never a second writer nor a half-merged submission.
+   Hand marks stay; one whose answer changed is flagged for review.
 7. **Feedback** (:mod:`autograder.feedback`): nbgrader's page per notebook, hidden tests stripped
    (:mod:`autograder.preprocessors.strip_hidden_tests`) and checked; else a score-only summary.
 8. **Outputs** (:mod:`autograder.outputs`): ``grades.csv``, the LMS exports, the report and the console table,
@@ -45,7 +49,7 @@ from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from . import disk_watch, isolation, protect
-from .course import SOLUTIONS_DIR, make_course
+from .course import SOLUTIONS_DIR
 from .diagnostics import clean_kernel_log
 from .events import Event, EventKind
 from .feedback import hidden_test_lines, publish_feedback
@@ -56,11 +60,12 @@ from .intake import SubmissionFile, collect_submissions, notebook_names, preview
 from .jobs import Job, Reply
 from .kernels import prepare_mpl_cache
 from .limits import Limits
+from .migration import keep_submission, kept_submissions, marks_to_flag, prepare_course, review_events
 from .outputs import refresh
 from .results import GradeRun, SubmissionResult
 from .settings import GradingSettings, course_config, grading_config
 from .standings import record_students
-from .state import GradingState, OutputFolder, course_fingerprint, job_hash
+from .state import GradingState, OutputFolder, hold, job_hash
 from .workers import WorkerPool
 
 __all__ = ["grade"]
@@ -77,6 +82,7 @@ class _Run:
     notebooks: dict[str, list[str]]      # {assignment: notebook names}
     state: GradingState
     sealed: bool                         # the course directory is sealed while kernels run (no sandbox)
+    keep_fds: tuple[int, ...] = ()       # inherited by the workers: the output folder's lock
     files: dict[tuple[str, str], list[SubmissionFile]] = field(default_factory=dict)
     hidden: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
@@ -85,7 +91,8 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
           assignments: Sequence[str] | None = None, workers: int | None = None, limits: Limits = Limits(),
           sandbox_mode: str = "bwrap", force: bool = False, progress: bool = True,
           student_pattern: str | None = None, guard: bool = True, feedback: bool = True,
-          trusted: bool = True, due: Mapping[str, dt.datetime] | None = None) -> GradeRun:
+          trusted: bool = True, allow_discard: bool = False,
+          due: Mapping[str, dt.datetime] | None = None) -> GradeRun:
     """Grade every submission under ``submissions``; write grades, feedback and the report to ``output_dir``.
 
     Args:
@@ -106,6 +113,9 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
         feedback: write the per-student HTML feedback (the slowest step after running the notebooks).
         trusted: run test cells in a trusted kernel per worker, which decides the verdicts (default); False
             (``--single-kernel``) runs every cell in the student's kernel, as nbgrader does.
+        allow_discard: let the course update discard instructor data it would otherwise refuse to (a removed
+            lecture's grades, hand marks on a removed cell, an unreadable state or gradebook; ``--allow-discard``,
+            see :mod:`autograder.migration`); a backup of the gradebook is written first.
         due: ``{assignment: due date, naive UTC}`` (``--due``, :func:`autograder.deadlines.parse_due`), stored in
             the gradebook (due dates stored earlier stay); late submissions are flagged.
 
@@ -117,9 +127,10 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
             ``assignments``, ``due`` or ``workers`` -- all found before any set-up work.
         RuntimeError: the submissions cannot be protected as ``sandbox_mode`` asks (no sandbox here; or, as
             root without one, no dedicated uid can run the kernels); the message says why and what to do.
+        autograder.migration.DiscardRefused: (a ``RuntimeError``) updating the course would discard instructor
+            data; nothing was graded or changed, the message names what and the option that allows it.
     """
     t0 = time.monotonic()
-    timings: dict[str, float] = {}
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
     if sandbox_mode not in isolation.SANDBOX_MODES:
@@ -139,11 +150,23 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
     if warning:
         log.warning(warning)
     folder = OutputFolder(output_dir)
-    folder.root.mkdir(parents=True, exist_ok=True)
-    run = _Run(GradingSettings(limits, info.mode, guard, feedback, trusted), folder, nbs,
-               _prepare_course(folder, Path(solutions_dir), nbs), sealed=not info.isolated)
+    with hold(folder) as lock_fd:  # one run at a time per output folder; its workers inherit the lock
+        return _grade_held(submissions, folder, Path(solutions_dir), nbs, GradingSettings(
+            limits, info.mode, guard, feedback, trusted), info, warning, workers, force, progress, student_pattern,
+            allow_discard, due or {}, (lock_fd,), t0)
+
+
+def _grade_held(submissions: Path, folder: OutputFolder, solutions_dir: Path, nbs: dict[str, list[str]],
+                settings: GradingSettings, info: isolation.SandboxInfo, warning: str | None, workers: int | None,
+                force: bool, progress: bool, student_pattern: str | None, allow_discard: bool,
+                due: Mapping[str, dt.datetime], keep_fds: tuple[int, ...], t0: float) -> GradeRun:
+    """:func:`grade` once it holds the output folder."""
+    timings: dict[str, float] = {}
+    limits, feedback = settings.limits, settings.feedback
+    run = _Run(settings, folder, nbs, prepare_course(folder, solutions_dir, nbs, allow_discard=allow_discard),
+               sealed=not info.isolated, keep_fds=keep_fds)
     course = folder.course
-    store_due_dates(course / "gradebook.db", due or {})
+    store_due_dates(course / "gradebook.db", due)
     with tempfile.TemporaryDirectory(prefix="dpc-intake-") as tmp:  # a zip's files live here while jobs run
         releases = {(a, nb): nbformat.read(course / "release" / a / f"{nb}.ipynb", as_version=4)
                     for a in nbs for nb in nbs[a] if (course / "release" / a / f"{nb}.ipynb").is_file()}
@@ -152,11 +175,14 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
                                      student_pattern=student_pattern, releases=releases,
                                      due=due_dates(course / "gradebook.db"))
         run.files = intake.jobs()
+        kept = kept_submissions(folder, run.state, nbs, run.files)  # of a changed assignment, not in the input
+        run.files.update(kept)
         fingerprint = run.settings.fingerprint()
         todo = []
         for (student, assignment), files in run.files.items():
             h = job_hash(files, fingerprint)
-            if force or not run.state.unchanged(f"{student}/{assignment}", h):
+            if force or (student, assignment) in kept or not run.state.unchanged(
+                    f"{student}/{assignment}", h, run.state.fingerprint(assignment) or ""):
                 todo.append(Job.of(files, h, feedback=feedback))
         n_workers = max(1, min(workers or os.cpu_count() or 1, len(todo) or 1))
         log.info("grade: %d submissions found (%s); %d to grade, %d unchanged; %d worker(s); sandbox: %s",
@@ -185,24 +211,6 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
     return result
 
 
-def _prepare_course(folder: OutputFolder, solutions_dir: Path, nbs: dict[str, list[str]]) -> GradingState:
-    """The state of the output folder, and its course directory, rebuilt when the assignments changed."""
-    state = GradingState.load(folder.state_file)
-    fingerprint = course_fingerprint(solutions_dir, nbs)
-    course = folder.course
-    protect.unseal(course)  # an earlier run without a sandbox may have stopped with it sealed
-    if state.course != fingerprint or not (course / "gradebook.db").is_file():
-        if course.exists():
-            log.info("grade: the assignments changed since the last run; re-grading everything")
-        protect.remove_tree(course)
-        shutil.rmtree(folder.feedback, ignore_errors=True)
-        state.reset(fingerprint)
-        make_course(course, sorted(nbs), solutions_dir=solutions_dir)
-    for private in (course, folder.work):  # kernels without a sandbox must not even read these
-        protect.make_private(private)
-    return state
-
-
 def _grade_jobs(run: _Run, todo: list[Job], n_workers: int, progress: bool) -> set[str]:
     """Send the jobs to the workers; merge each result as it arrives.  Returns the keys graded."""
     done: set[str] = set()
@@ -219,7 +227,7 @@ def _grade_jobs(run: _Run, todo: list[Job], n_workers: int, progress: bool) -> s
         return len(job.files) * (limits.notebook_timeout + 180) + 120
 
     total = sum(len(run.notebooks[job.assignment]) for job in todo)
-    with WorkerPool(n_workers, folder.work, folder.course, config, deadline) as pool, \
+    with WorkerPool(n_workers, folder.work, folder.course, config, deadline, run.keep_fds) as pool, \
             tqdm(total=total, unit="notebook", disable=not progress, file=sys.stderr) as bar, \
             logging_redirect_tqdm(loggers=[logging.getLogger("autograder")]):
         for job in todo:
@@ -278,11 +286,12 @@ def _finish(run: _Run, job: Job, reply: Reply, worker_dir: Path) -> None:
     course = run.folder.course
     events = _submission_events(run, job, reply)
     main_db = course / "gradebook.db"
-    if reply.success and reply.data:
-        merge_submission(main_db, assignment, student, reply.data)
+    if reply.success and reply.data:  # a hand mark whose answer changed since the last submission: flagged
+        merge_submission(main_db, assignment, student, reply.data, marks_to_flag(course, run.files[job.key]))
     else:
         events.append(Event(EventKind.NOT_GRADED, f"nbgrader failed twice ({reply.error}); all grades set to zero"))
         zero_submission(main_db, assignment, student)
+    keep_submission(course, run.files[job.key], job.timestamp)
     for sub in ("autograded", "feedback"):
         dst = course / sub / student / assignment
         shutil.rmtree(dst, ignore_errors=True)
@@ -298,7 +307,9 @@ def _finish(run: _Run, job: Job, reply: Reply, worker_dir: Path) -> None:
                              hidden=run.hidden.get(assignment, {}), exercises=exercises, events=events)
     if pages:  # the pages show the gradebook as it is now: `dp-course feedback` leaves them until it changes
         record_pages(run.folder.root, student, assignment)
+    events += review_events(main_db, assignment, student)  # for the instructor (after the student's page)
     result = SubmissionResult(student, assignment, [f.origin for f in files], score, max_score, exercises, events,
                               reply.seconds, pages, manual)
-    retry = any(e.kind is EventKind.KERNEL_START_FAILED for e in events)  # the machine's fault: grade it again
-    run.state.record(job.label, "" if retry else job.hash, result)
+    # the machine's fault (or a worker killed from outside, e.g. by the OOM killer): grade it again next run
+    retry = any(e.kind in (EventKind.KERNEL_START_FAILED, EventKind.WORKER_CRASHED) for e in events)
+    run.state.record(job.label, "" if retry else job.hash, result, run.state.fingerprint(assignment) or "")

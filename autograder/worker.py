@@ -24,9 +24,11 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import nbformat
 from nbgrader.apps.api import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 
+from .cells import grade_id, grade_ids
 from .diagnostics import last_error
 from .gradebook import export_submission
 from .jobs import Job, Reply
@@ -51,6 +53,7 @@ def grade_job(api: Any, root: Path, job: Job) -> Reply:
             shutil.copyfile(root / "release" / assignment / f"{f.notebook}.ipynb", target)
         else:
             shutil.copyfile(f.path, target)
+            _drop_stale_cells(target, root / "source" / assignment / f"{f.notebook}.ipynb")
     if job.timestamp:
         (dest / "timestamp.txt").write_text(job.timestamp)
     with warnings.catch_warnings():
@@ -67,6 +70,24 @@ def grade_job(api: Any, root: Path, job: Job) -> Reply:
             events[p.stem] = json.loads(p.read_text())
     return Reply(student, assignment, bool(res.get("success")), data, last_error(res), bool(fb.get("success")),
                  last_error(fb), events, round(time.monotonic() - started, 3), round(t_autograde, 3))
+
+
+def _drop_stale_cells(path: Path, source: Path) -> None:
+    """Make plain cells of the submitted cells whose ``grade_id`` the source no longer has (a cell removed from
+    the source after the student's copy was released).  nbgrader 0.9 would delete only their ``grade_id`` and
+    then fail on the graded or solution cell without one (``KeyError: 'grade_id'`` in ``OverwriteCells``)."""
+    if not source.is_file():
+        return
+    known = grade_ids(nbformat.read(source, as_version=4))
+    try:
+        nb = nbformat.read(path, as_version=4)
+        stale = [c for c in nb.cells if grade_id(c) and grade_id(c) not in known]
+        for cell in stale:
+            del cell.metadata["nbgrader"]
+        if stale:
+            nbformat.write(nb, path)
+    except Exception:  # a student's file, not quite a notebook: nbgrader judges it as it is
+        return
 
 
 def serve(root: Path) -> int:

@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 class Worker:
     """A worker process and its private course directory ``wdir`` (a copy of the course's ``master``)."""
 
-    def __init__(self, index: int, wdir: Path, master: Path, config: Config) -> None:
+    def __init__(self, index: int, wdir: Path, master: Path, config: Config, keep_fds: tuple[int, ...] = ()) -> None:
         self.index = index
         self.wdir = wdir
         protect.remove_tree(wdir)  # its sources may be read-only copies of a sealed course
@@ -62,7 +62,7 @@ class Worker:
         self.log = open(wdir / "worker.log", "ab")  # noqa: SIM115 - the worker's stderr while it lives
         self.proc = subprocess.Popen([sandbox.PYTHON, "-m", "autograder.worker", str(wdir)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                     cwd=wdir, env=subprocess_env(), text=True, bufsize=1)
+                                     cwd=wdir, env=subprocess_env(), text=True, bufsize=1, pass_fds=keep_fds)
         self.job: Job | None = None
         self.started = time.monotonic()
 
@@ -107,14 +107,17 @@ class WorkerPool:
         config: the grading configuration each worker runs nbgrader with
             (:func:`autograder.settings.grading_config`); ``events_dir`` is set to each worker's ``events/``.
         deadline: seconds a job may take before its worker counts as stuck and is killed.
+        keep_fds: file descriptors the workers inherit (the output folder's lock, :func:`autograder.state.hold`:
+            a worker outliving a killed grader keeps the folder until it ends).
 
     Use it as a context manager (the workers are stopped on exit); :meth:`submit` jobs, then iterate
     :meth:`replies`.
     """
 
     def __init__(self, size: int, work: Path, course: Path, config: Config,
-                 deadline: Callable[[Job], float]) -> None:
+                 deadline: Callable[[Job], float], keep_fds: tuple[int, ...] = ()) -> None:
         self.work, self.course, self.config, self.deadline = work, course, config, deadline
+        self.keep_fds = keep_fds
         self.queue: list[Job] = []
         self.selector = selectors.DefaultSelector()
         self.workers: list[Worker] = []
@@ -125,7 +128,7 @@ class WorkerPool:
         wdir = self.work / f"w{index}"
         config = copy.deepcopy(self.config)
         config.SafeExecute.events_dir = str(wdir / "events")
-        worker = Worker(index, wdir, self.course, config)
+        worker = Worker(index, wdir, self.course, config, self.keep_fds)
         self.selector.register(worker.stdout, selectors.EVENT_READ, worker)
         return worker
 

@@ -103,7 +103,8 @@ def pld_kind(request: pytest.FixtureRequest) -> str:
 # the xdist groups below, in this order (a prefix matches `browser-0`, `nbgrader-01_foundations`, ...), then
 # every other group, then the ungrouped tests (small units that fill the gaps at the end).
 
-HEAVY_GROUPS_FIRST = ("browser", "nbgrader", "grading", "adversarial", "cli", "check", "any_user", "sandbox")
+HEAVY_GROUPS_FIRST = ("browser", "nbgrader", "one-verdict", "grading", "adversarial", "cli", "check", "any_user",
+                      "sandbox")
 """Prefixes of the xdist groups that take longest (measured with ``--durations``), longest first."""
 
 

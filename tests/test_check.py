@@ -87,6 +87,28 @@ def test_wrong_answer_shows_the_assertion_message(setup):
     assert "[FAIL] ex3_tests (1 point): AssertionError" in res.render()
 
 
+@pytest.mark.parametrize("answer, passed, message", [
+    # a correct answer of another plain type: the codec carries it, as one kernel would
+    ("from fractions import Fraction\ndef count_above(values, threshold):\n"
+     "    return Fraction(sum(v > threshold for v in values))", True, ""),
+    ("def count_above(values, threshold):\n    return (v for v in values if v > threshold)", False,
+     "StudentCodeError: count_above returned a generator: return a list instead (list(...) or a list "
+     "comprehension [...])"),
+    # the student's warning comes back to the test, which (like nbgrader in one kernel) fails on stderr
+    ("import warnings\ndef count_above(values, threshold):\n    warnings.warn('counting slowly')\n"
+     "    return sum(v > threshold for v in values)", False,
+     "the test wrote to stderr (warnings count as failures): UserWarning: counting slowly"),
+])
+def test_the_check_runs_the_tests_the_way_the_grader_does(setup, answer, passed, message):
+    """Issue 26: the check's visible tests run in the trusted kernel, through the grader's proxies and codec."""
+    base, notebooks, full, release = setup
+    nb = cells.set_answer(full, "ex3_answer", answer)
+    res = check_notebook(_save(base, "other_types.ipynb", nb), notebooks_dir=notebooks, limits=LIMITS)
+    ex3 = next(t for t in res.tests if t.grade_id == "ex3_tests")
+    assert (ex3.passed, ex3.message) == (passed, message)
+    assert all(t.passed for t in res.tests if t.grade_id != "ex3_tests" and t.passed is not None)
+
+
 def test_monkeypatching_is_undone_in_the_check_too(setup):
     base, notebooks, full, release = setup
     nb = cells.set_answer(full, "ex2_answer", "def rr_keep_probability(epsilon):\n    return 0.3\n"

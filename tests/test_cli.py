@@ -226,7 +226,7 @@ def test_input_errors_come_before_any_set_up(case, message, tmp_path, capsys, mo
         raise AssertionError("set-up work started before the input was checked")
 
     monkeypatch.setattr(isolation, "probe", too_far)
-    monkeypatch.setattr("autograder.grading.make_course", too_far)
+    monkeypatch.setattr("autograder.grading.prepare_course", too_far)  # the course set-up (migration)
     t0 = time.monotonic()
     try:
         rc = cli.main(["grade", *args, "--solutions", str(sols), "-o", str(tmp_path / "out"), "--no-progress"])

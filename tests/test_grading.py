@@ -178,8 +178,10 @@ def test_rerun_grades_only_new_or_changed(toy: hostile.Toy, graded: Graded, tmp_
     assert {r.student for r in third.results if r.regraded} == {"carol", "dan"}
 
 
-def test_regrade_keeps_manual_grades_for_review(toy: hostile.Toy, graded: Graded, tmp_path: Path,
-                                                grading_sandbox: str) -> None:
+def test_regrade_keeps_manual_grades(toy: hostile.Toy, graded: Graded, tmp_path: Path,
+                                     grading_sandbox: str) -> None:
+    """A resubmission that changes another answer is re-graded; the hand mark stays, and is not flagged for review
+    (its answer did not change: ``tests/test_migration.py`` has the changed ones)."""
     base, subs, run = graded
     out = tmp_path / "out"
     shutil.copytree(run.output_dir, out)
@@ -187,6 +189,7 @@ def test_regrade_keeps_manual_grades_for_review(toy: hostile.Toy, graded: Graded
     with Gradebook(db) as gb:
         g = gb.find_grade("q4_answer", NAME, NAME, "alice")
         g.manual_score = 1.5
+        g.needs_manual_grade = False  # as Formgrader saves a hand mark
         gb.db.commit()
     work = tmp_path / "subs"
     shutil.copytree(subs, work)
@@ -198,7 +201,9 @@ def test_regrade_keeps_manual_grades_for_review(toy: hostile.Toy, graded: Graded
     assert _auto(alice)["ex3_tests"] == 0.0
     with Gradebook(db) as gb:
         g = gb.find_grade("q4_answer", NAME, NAME, "alice")
-        assert g.manual_score == 1.5 and g.needs_manual_grade  # kept, but flagged for review (nbgrader's rule)
+        assert g.manual_score == 1.5 and not g.needs_manual_grade
+    assert not [e for e in alice.events if e.kind.value == "hand_mark_to_review"]
+    assert alice.score == 4.0 + 1.5
 
 
 @pytest.mark.parametrize("kwargs,match", [

@@ -42,7 +42,10 @@ RUFF_TESTS = [
     "tests/test_grading.py", "tests/test_intake.py", "tests/test_kernel_guard.py", "tests/test_preprocessors.py",
     "tests/test_headless.py", "tests/test_check.py", "tests/test_sandbox.py", "tests/test_cli.py",
     "tests/test_any_user.py", "tests/test_untrusted_files.py", "tests/adversarial",
-    "tests/test_feedback_refresh.py", "tests/test_feedback_leaks.py",
+    "tests/test_feedback_refresh.py", "tests/test_feedback_leaks.py", "tests/test_migration.py",
+    "tests/browser/test_semester.py",
+    # issue 26
+    "tests/test_test_cells.py", "tests/test_one_verdict.py", "tests/_call_probe.py",
 ]
 """The test files of issue 12 (the other test files belong to branches still editing them)."""
 

@@ -305,6 +305,11 @@ def test_solution_executes_within_budget(name):
     """The solution runs top to bottom without an error, its test cells are silent on stderr and call the
     student's functions at most MAX_CALLS_PER_TEST_CELL times each, and it needs less than TIME_BUDGET_SECONDS.
 
+    The student's functions are wrapped (``tests/_call_probe.py``): the wrapper counts the calls and, after each
+    call a test cell makes, scribbles over the call's array, list and dict arguments – so a test that reads an
+    argument again after the call (instead of passing a copy, ``docs/design.md``) fails here, as it would in
+    one kernel against a student's function that updates its argument in place.
+
     The budget is checked on the kernel's CPU time from the first cell to the last (what the notebook costs,
     independent of other load on a shared machine; on an idle machine the wall time is the same plus the
     kernel start).  The wall time is only checked against three times the budget, to catch a hang.
@@ -327,7 +332,8 @@ def test_solution_executes_within_budget(name):
     client.execute()
     errors = [(c.get("id"), o.get("ename"), o.get("evalue")) for c in nb.cells if c.cell_type == "code"
               for o in c.outputs if o.output_type == "error"]
-    assert not errors, f"{name}: cells raised: {errors}"
+    assert not errors, (f"{name}: cells raised: {errors} (a test cell that fails only here reads an argument "
+                        "again after passing it to the student's function: pass a copy, docs/design.md)")
     calls = [_json_line(c) for c in nb.cells if c.source.startswith("_probe_report(")]
     assert len(calls) == len(nbs.test_cells(nb)), f"{name}: the call counter did not report on every test cell"
     too_many = {r["cell"]: r["calls"] for r in calls if r["calls"] > nbs.MAX_CALLS_PER_TEST_CELL}

@@ -7,7 +7,7 @@ the hidden tests' source never enters the student's kernel.  See ``docs/design.m
 
 Modules, by side:
 
-* both sides: :mod:`.codec` (plain data on the wire);
+* both sides: :mod:`.plain` (errors, limits), :mod:`.codec` (plain data on the wire);
 * the student's kernel (sent from their files): :mod:`.loader`, :mod:`.agent`;
 * the trusted kernel: :mod:`.proxy` (the link and the proxies), :mod:`.names` (free names of a cell and what
   they become), :mod:`.session` (entry points the grader calls);

@@ -22,18 +22,23 @@ from __future__ import annotations
 
 import json
 import types
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from . import codec
 
-__all__ = ["PROTOCOL", "Reply", "describe", "call", "exception_info", "describe_value"]
+__all__ = ["PROTOCOL", "MAX_WARNINGS", "Reply", "describe", "call", "exception_info", "describe_value",
+           "warning_info"]
 
 PROTOCOL = 1
 """Version of the request / reply format (checked by the trusted side)."""
 
 MAX_MESSAGE_CHARS = 2000
 """Longest exception message sent back."""
+
+MAX_WARNINGS = 20
+"""Most warnings of one call sent back (the first ones)."""
 
 
 class Reply:
@@ -64,6 +69,20 @@ def exception_info(exc: BaseException, where: str) -> dict[str, str]:
         message = "(the exception's message could not be read)"
     return {"type": str(cls.__name__)[:100], "builtin": builtin, "message": message[:MAX_MESSAGE_CHARS],
             "where": where}
+
+
+def warning_info(record: warnings.WarningMessage) -> dict[str, Any]:
+    """What the trusted side needs to raise a warning again: its category's name, its nearest built-in
+    category (``RuntimeWarning`` for a ``class MyWarning(RuntimeWarning)``), its message (truncated) and line."""
+    category = record.category if isinstance(record.category, type) else UserWarning
+    builtin = next((c.__name__ for c in category.__mro__ if c.__module__ == "builtins"), "UserWarning")
+    try:
+        message = str(record.message)
+    except BaseException:  # noqa: BLE001 - the student's __str__ may raise anything
+        message = "(the warning's message could not be read)"
+    lineno = record.lineno if type(record.lineno) is int else 0
+    return {"type": str(category.__name__)[:100], "builtin": builtin, "message": message[:MAX_MESSAGE_CHARS],
+            "lineno": lineno}
 
 
 def describe_value(value: Any, limits: codec.Limits) -> dict[str, Any]:
@@ -126,12 +145,15 @@ def call(namespace: Mapping[str, Any], request: str) -> Reply:
     ``request`` is ``{"name": ..., "args": tree, "kwargs": tree, "limits": {...}}``.  Generators in the
     arguments are rebuilt from their state, references ``{"t": "fn"}`` become the student's functions of
     that name.  The student's output during the call goes to the student's kernel as usual, which the
-    trusted side does not read.
+    trusted side does not read.  The warnings the call raises are recorded instead of shown (under the
+    student's kernel's warning filters, as in one kernel) and sent back, so the test sees them as if the
+    call had run in its own kernel.
 
     Returns:
-        ``{"ok": tree, "rngs": [state trees]}`` – the result and the final state of each generator argument –
-        or ``{"error": exception_info, "rngs": [...]}``.  A result that is not plain data is an error with
-        ``where == "result"``.
+        ``{"ok": tree, "rngs": [state trees], "warnings": [warning_info]}`` – the result, the final state of
+        each generator argument and the first :data:`MAX_WARNINGS` warnings – or ``{"error": exception_info,
+        "rngs": [...], "warnings": [...]}``.  A result that is not plain data is an error with ``where ==
+        "result"``, whose message says what it is and what to return instead (:func:`plain.why_not_plain`).
     """
     generators = codec.Generators()
     try:
@@ -145,18 +167,28 @@ def call(namespace: Mapping[str, Any], request: str) -> Reply:
         func = _function(namespace, str(parsed["name"]))
     except Exception as exc:  # noqa: BLE001 - reported to the trusted side
         return _reply({"error": exception_info(exc, "request"), "rngs": []})
-    try:
-        result = func(*args, **kwargs)
-    except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt too: the grader's interrupt on timeout
-        return _reply({"error": exception_info(exc, "call"), "rngs": _states(generators, limits)})
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            result = func(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt too: the grader's interrupt on timeout
+            return _reply({"error": exception_info(exc, "call"), "rngs": _states(generators, limits),
+                           "warnings": [warning_info(w) for w in caught[:MAX_WARNINGS]]})
     states = _states(generators, limits)
+    raised = [warning_info(w) for w in caught[:MAX_WARNINGS]]
     try:
         tree = codec.to_tree(result, limits)
     except codec.CodecError as exc:
         info = exception_info(exc, "result")
         info["type"] = codec.describe_type(result)[:100]
-        return _reply({"error": info, "rngs": states})
-    return _reply({"ok": tree, "rngs": states})
+        if exc.hint:
+            inside = "" if exc.culprit is result else f"{_article(info['type'])} holding "
+            info["hint"] = f"{inside}{exc.hint}"[:MAX_MESSAGE_CHARS]
+        return _reply({"error": info, "rngs": states, "warnings": raised})
+    return _reply({"ok": tree, "rngs": states, "warnings": raised})
+
+
+def _article(type_name: str) -> str:
+    return f"{'an' if type_name[:1].lower() in 'aeiou' else 'a'} {type_name}"
 
 
 def _states(generators: codec.Generators, limits: codec.Limits) -> list[Any]:

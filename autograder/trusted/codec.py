@@ -18,8 +18,11 @@ finite ``float``                       a JSON number (``repr``: exact round trip
 ``list``                               a JSON array of trees
 ``tuple``                              ``{"t": "tuple", "v": [trees]}``
 ``dict`` (any hashable plain keys)     ``{"t": "dict", "k": [trees], "v": [trees]}``
+``set``, ``frozenset``                 ``{"t": "set", "v": [trees]}``, ``{"t": "frozenset", "v": [trees]}``
+``range``                              ``{"t": "range", "v": [start, stop, step]}``
+``fractions.Fraction``                 ``{"t": "fraction", "n": numerator, "d": denominator}``
 NumPy array (bool / int / float /      ``{"t": "nd", "d": "<f8", "s": [shape], "b": base64 of the
-complex dtype)                         little-endian C-order buffer}``
+complex dtype, any shape: 0-d, empty)  little-endian C-order buffer}`` (any byte order on the way in)
 NumPy scalar of those dtypes           ``{"t": "np", "d": "<f8", "b": base64}`` (keeps its dtype)
 ``numpy.random.Generator``             ``{"t": "rng", "i": n, "bg": "PCG64", "state": tree}`` (only where the
                                        caller collects generators, see :class:`Generators`)
@@ -29,8 +32,11 @@ Decoding never calls code that came with the data: it walks the parsed JSON (bui
 every tag, dtype, shape and size, and builds values with ``int``, ``float``, ``complex`` and
 ``numpy.frombuffer``.  Nothing is unpickled.  Limits on depth, entries, bytes and integer size
 (:class:`Limits`) apply while encoding and while decoding, so a hostile peer can neither exhaust memory nor
-recursion.  A value outside this list (an object, a class, a function, an object-dtype array) is a
-:class:`CodecError` naming what was found.
+recursion.  Instances of subclasses of these types (an ``IntEnum`` member, a ``float`` subclass with its own
+``__eq__``, a masked array) travel as the plain value; their methods stay behind.  A value outside this list
+(an object, a class, a function, a generator, an object-dtype array) is a :class:`CodecError` naming what was
+found and what to return instead (:func:`plain.why_not_plain`).  The errors, limits and collectors live in
+:mod:`autograder.trusted.plain`.
 """
 
 from __future__ import annotations
@@ -39,14 +45,16 @@ import base64
 import binascii
 import json
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from .plain import (DEFAULT_LIMITS, PLAIN_DATA, Budget, CodecError, FunctionRefs, Generators, Limits,
+                    describe_type, why_not_plain)
+
 __all__ = ["CodecError", "Limits", "DEFAULT_LIMITS", "Generators", "FunctionRefs", "encode", "decode",
-           "to_tree", "from_tree", "loads", "describe_type"]
+           "to_tree", "from_tree", "loads", "describe_type", "why_not_plain"]
 
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
 """NumPy bit generators whose state may travel (all of NumPy's; the state is a dict of ints and arrays)."""
@@ -56,97 +64,6 @@ _DTYPES = frozenset({"|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u
 """Array dtypes accepted on the wire: booleans and fixed-size numbers, little-endian."""
 
 _SMALL_INT_BITS = 63
-
-
-class CodecError(ValueError):
-    """A value that is not plain data, or a message that breaks the wire format or a limit."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Caps applied to one message, while encoding and while decoding.
-
-    Attributes:
-        max_depth: nesting of lists / tuples / dicts (a bare number has depth 0).
-        max_items: entries of all lists, tuples and dicts together (array elements are counted in bytes).
-        max_bytes: array buffers plus string characters, in total.
-        max_int_bits: size of one integer.
-        max_text: length of the JSON text accepted by :func:`loads` (checked before parsing).
-    """
-
-    max_depth: int = 32
-    max_items: int = 100_000
-    max_bytes: int = 16 * 2**20
-    max_int_bits: int = 4096
-    max_text: int = 24 * 2**20
-
-    def __post_init__(self) -> None:
-        for name in ("max_depth", "max_items", "max_bytes", "max_int_bits", "max_text"):
-            value = getattr(self, name)
-            if not (isinstance(value, int) and value > 0):
-                raise ValueError(f"Limits.{name} must be a positive integer, got {value!r}")
-
-
-DEFAULT_LIMITS = Limits()
-
-
-class Generators:
-    """Collects the ``numpy.random.Generator`` objects of one message, in order of first appearance.
-
-    The trusted side encodes a call's arguments with one of these and, after the call, gives each generator
-    the state the student's kernel sends back; the student side decodes with one and reports the states.
-    The same generator passed twice in one call is one generator on the other side too.
-    """
-
-    def __init__(self) -> None:
-        self.items: list[np.random.Generator] = []
-
-    def index(self, gen: np.random.Generator) -> int | None:
-        return next((i for i, g in enumerate(self.items) if g is gen), None)
-
-
-@dataclass(frozen=True)
-class FunctionRefs:
-    """How references to the student's functions travel: ``{"t": "fn", "name": name}``.
-
-    Attributes:
-        name_of: on the encoding side, the name of a value that stands for a student function, else None.
-        resolve: on the decoding side, the function called ``name``.
-    """
-
-    name_of: Callable[[Any], str | None] | None = None
-    resolve: Callable[[str], Any] | None = None
-
-
-class _Budget:
-    """What is left of the limits while one message is encoded or decoded."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self.items = limits.max_items
-        self.bytes = limits.max_bytes
-
-    def take_items(self, n: int) -> None:
-        self.items -= n
-        if self.items < 0:
-            raise CodecError(f"more than {self.limits.max_items} list / tuple / dict entries in one message")
-
-    def take_bytes(self, n: int) -> None:
-        self.bytes -= n
-        if self.bytes < 0:
-            raise CodecError(f"more than {self.limits.max_bytes} bytes of arrays and strings in one message")
-
-    def check_depth(self, depth: int) -> None:
-        if depth > self.limits.max_depth:
-            raise CodecError(f"nested more than {self.limits.max_depth} levels deep")
-
-
-def describe_type(value: Any) -> str:
-    """``module.qualname`` of a value's type, for messages (reads only the type, never calls the value)."""
-    cls = type(value)
-    module = getattr(cls, "__module__", "?")
-    name = getattr(cls, "__qualname__", "?")
-    return name if module == "builtins" else f"{module}.{name}"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -167,11 +84,11 @@ def encode(value: Any, limits: Limits = DEFAULT_LIMITS, *, generators: Generator
 def to_tree(value: Any, limits: Limits = DEFAULT_LIMITS, *, generators: Generators | None = None,
             functions: FunctionRefs | None = None) -> Any:
     """The JSON-ready tree of ``value``, within ``limits``."""
-    return _Encoder(_Budget(limits), generators, functions).tree(value, 0)
+    return _Encoder(Budget(limits), generators, functions).tree(value, 0)
 
 
 class _Encoder:
-    def __init__(self, budget: _Budget, generators: Generators | None, functions: FunctionRefs | None) -> None:
+    def __init__(self, budget: Budget, generators: Generators | None, functions: FunctionRefs | None) -> None:
         self.budget = budget
         self.generators = generators
         self.functions = functions
@@ -201,6 +118,13 @@ class _Encoder:
             keys, values = list(value.keys()), list(value.values())
             return {"t": "dict", "k": [self.tree(k, depth + 1) for k in keys],
                     "v": [self.tree(v, depth + 1) for v in values]}
+        if cls is set or cls is frozenset:
+            self.budget.take_items(len(value))
+            return {"t": cls.__name__, "v": [self.tree(v, depth + 1) for v in value]}
+        if cls is range:
+            return {"t": "range", "v": [self.integer(value.start), self.integer(value.stop), self.integer(value.step)]}
+        if cls is Fraction:
+            return {"t": "fraction", "n": self.integer(value.numerator), "d": self.integer(value.denominator)}
         if isinstance(value, np.ndarray):
             return self.array(value)
         if isinstance(value, np.generic):
@@ -224,11 +148,14 @@ class _Encoder:
             return self.tree(complex(float.__float__(value.real), float.__float__(value.imag)), depth)
         if isinstance(value, str):
             return self.tree(str.__str__(value), depth)
-        for base in (list, tuple, dict):
+        for base in (list, tuple, dict, set, frozenset):
             if isinstance(value, base):
                 return self.tree(base(value), depth)
-        raise CodecError(f"a value of type {describe_type(value)} is not plain data (numbers, strings, None, "
-                         "NumPy arrays of numbers or booleans, and lists / tuples / dicts of these)")
+        if isinstance(value, Fraction):
+            return self.tree(Fraction(int(value.numerator), int(value.denominator)), depth)
+        hint = why_not_plain(value)
+        raise CodecError(f"a value of type {describe_type(value)} is not plain data ({PLAIN_DATA}): {hint}",
+                         culprit=value, hint=hint)
 
     def integer(self, value: int) -> Any:
         bits = value.bit_length()
@@ -249,10 +176,13 @@ class _Encoder:
         dtype = arr.dtype
         if dtype.kind not in "biufc" or dtype.fields is not None or dtype.subdtype is not None:
             raise CodecError(f"a NumPy array of dtype {dtype} is not plain data; only arrays of booleans, "
-                             "integers, floats and complex numbers can be passed")
+                             "integers, floats and complex numbers can be passed", culprit=arr,
+                             hint=why_not_plain(arr))
         little = dtype.newbyteorder("<")
         if little.str not in _DTYPES:
-            raise CodecError(f"NumPy dtype {dtype} cannot be passed (use float64, int64, bool, complex128, ...)")
+            hint = f"a NumPy value of dtype {dtype}: use float64, int64, bool, complex128, ... instead"
+            raise CodecError(f"NumPy dtype {dtype} cannot be passed (use float64, int64, bool, complex128, ...)",
+                             culprit=arr, hint=hint)
         self.budget.take_bytes(arr.size * little.itemsize)
         data = np.ascontiguousarray(arr, dtype=little).tobytes()
         return little.str, base64.b64encode(data).decode("ascii")
@@ -272,7 +202,8 @@ class _Encoder:
 
     def generator(self, gen: np.random.Generator, depth: int) -> Any:
         if self.generators is None:
-            raise CodecError("a numpy.random.Generator can only be passed as an argument of a call")
+            raise CodecError("a numpy.random.Generator can only be passed as an argument of a call", culprit=gen,
+                             hint=why_not_plain(gen))
         known = self.generators.index(gen)
         if known is not None:
             return {"t": "rng", "i": known}
@@ -329,17 +260,18 @@ def from_tree(tree: Any, limits: Limits = DEFAULT_LIMITS, *, generators: Generat
               functions: FunctionRefs | None = None) -> Any:
     """The value of a parsed tree (see :func:`loads`); ``generators`` / ``functions`` allow those tags."""
     try:
-        return _Decoder(_Budget(limits), generators, functions).value(tree, 0)
+        return _Decoder(Budget(limits), generators, functions).value(tree, 0)
     except RecursionError:
         raise CodecError("nested too deeply") from None
 
 
 _TAG_KEYS = {"int": {"hex"}, "float": {"v"}, "complex": {"re", "im"}, "tuple": {"v"}, "dict": {"k", "v"},
+             "set": {"v"}, "frozenset": {"v"}, "range": {"v"}, "fraction": {"n", "d"},
              "nd": {"d", "s", "b"}, "np": {"d", "b"}, "rng": {"i", "bg", "state"}, "fn": {"name"}}
 
 
 class _Decoder:
-    def __init__(self, budget: _Budget, generators: Generators | None, functions: FunctionRefs | None) -> None:
+    def __init__(self, budget: Budget, generators: Generators | None, functions: FunctionRefs | None) -> None:
         self.budget = budget
         self.generators = generators
         self.functions = functions
@@ -421,6 +353,44 @@ class _Decoder:
             except TypeError:
                 raise CodecError(f"a dict key of type {describe_type(key)} is not hashable") from None
         return out
+
+    def _members(self, tree: dict[str, Any], depth: int) -> list[Any]:
+        items = self._list(tree, "v")
+        self.budget.take_items(len(items))
+        out = [self.value(v, depth + 1) for v in items]
+        for item in out:
+            try:
+                hash(item)              # decoded values are plain: hashing them runs no foreign code
+            except TypeError:
+                raise CodecError(f"a set member of type {describe_type(item)} is not hashable") from None
+        return out
+
+    def tag_set(self, tree: dict[str, Any], depth: int) -> set[Any]:
+        return set(self._members(tree, depth))
+
+    def tag_frozenset(self, tree: dict[str, Any], depth: int) -> frozenset[Any]:
+        return frozenset(self._members(tree, depth))
+
+    def _integers(self, trees: list[Any], depth: int) -> list[int]:
+        values = [self.value(t, depth + 1) for t in trees]
+        if not all(type(v) is int for v in values):
+            raise CodecError("expected integers")
+        return values
+
+    def tag_range(self, tree: dict[str, Any], depth: int) -> range:
+        items = self._list(tree, "v")
+        if len(items) != 3:
+            raise CodecError("a range needs start, stop and step")
+        start, stop, step = self._integers(items, depth)
+        if step == 0:
+            raise CodecError("a range needs a step other than 0")
+        return range(start, stop, step)
+
+    def tag_fraction(self, tree: dict[str, Any], depth: int) -> Fraction:
+        numerator, denominator = self._integers([tree["n"], tree["d"]], depth)
+        if denominator <= 0:
+            raise CodecError("a fraction needs a positive denominator")
+        return Fraction(numerator, denominator)
 
     def _buffer(self, tree: dict[str, Any], count: int) -> tuple[np.dtype, bytes]:
         dtype_str = tree["d"]

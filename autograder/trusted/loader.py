@@ -1,7 +1,7 @@
 """Installs modules sent as source text into a kernel, as one package of their own.
 
 This file is sent into the student's kernel from its file (:func:`autograder.trusted.runner.install_agent`) and
-run there once, before the first cell, to load :mod:`autograder.trusted.codec` and
+run there once, before the first cell, to load :mod:`autograder.trusted.plain`, :mod:`autograder.trusted.codec` and
 :mod:`autograder.trusted.agent` under the package name the grader chose (``_dpc_trusted`` by default).  The
 modules keep their relative imports (``from . import codec``), because the package and each module are
 registered in ``sys.modules`` before the next one runs.  Standard library only.

@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import json
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from queue import Empty
@@ -29,10 +30,11 @@ import zmq
 from jupyter_client.blocking.client import BlockingKernelClient
 
 from . import codec
-from .agent import PROTOCOL
+from .plain import PLAIN_DATA
+from .agent import MAX_WARNINGS, PROTOCOL
 
 __all__ = ["StudentCodeError", "StudentTimeout", "StudentKernelError", "StudentFunction", "Unavailable",
-           "StudentLink", "LinkStats", "builtin_exception"]
+           "StudentLink", "LinkStats", "builtin_exception", "builtin_warning", "reraise_warnings"]
 
 MAX_MESSAGE_CHARS = 2000
 """Longest message of an exception re-raised from the student's code."""
@@ -62,6 +64,41 @@ def builtin_exception(name: Any) -> type[Exception] | None:
     if isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, _NOT_RERAISED):
         return cls
     return None
+
+
+def builtin_warning(name: Any) -> type[Warning] | None:
+    """The built-in warning category called ``name`` that a student's warning may be raised again as, or None."""
+    cls = getattr(builtins, name, None) if isinstance(name, str) and name.isidentifier() else None
+    return cls if isinstance(cls, type) and issubclass(cls, Warning) else None
+
+
+STUDENT_CODE = "<student's code>"
+"""File name under which the warnings of the student's code are raised again (never shown: see
+:func:`session.format_warning`)."""
+
+
+def reraise_warnings(name: str, found: Any) -> None:
+    """Raise again, here, the warnings a call to the student's ``name`` raised in the student's kernel.
+
+    Each one keeps its built-in category (a ``class MyWarning(RuntimeWarning)`` comes back as
+    ``RuntimeWarning("MyWarning: ...")``, others as ``UserWarning``) and its message, and is issued as from
+    the notebook's own code (module ``__main__``), so the test's warning filters decide as they would in one
+    kernel: shown (on stderr, which fails an nbgrader test), recorded (``warnings.catch_warnings(record=True)``),
+    ignored, or raised (``simplefilter("error")``).  Anything malformed is dropped (the reply is hostile data).
+    """
+    if not isinstance(found, list):
+        return
+    for info in found[:MAX_WARNINGS]:
+        if not isinstance(info, dict):
+            continue
+        category = builtin_warning(info.get("builtin")) or UserWarning
+        type_name = str(info.get("type", ""))[:100]
+        message = str(info.get("message", ""))[:MAX_MESSAGE_CHARS]
+        if type_name != category.__name__:
+            message = f"{type_name}: {message}"
+        lineno = info.get("lineno")
+        warnings.warn_explicit(message, category, STUDENT_CODE, lineno if type(lineno) is int else 0,
+                               module="__main__")
 
 
 def _make_exception(cls: type[Exception], message: str) -> Exception:
@@ -115,8 +152,7 @@ class Unavailable:
 
     def __init__(self, name: str, reason: str) -> None:
         object.__setattr__(self, "_message", f"{name} is {reason}; test cells may only use the student's "
-                                             "functions and plain data (numbers, strings, None, NumPy arrays, "
-                                             "lists / tuples / dicts of these)")
+                                             f"functions and plain data ({PLAIN_DATA})")
 
     def _fail(self, *args: Any, **kwargs: Any) -> Any:
         raise StudentCodeError(object.__getattribute__(self, "_message"))
@@ -228,6 +264,7 @@ class StudentLink:
         self.stats.calls += 1
         reply = self._request(f"{self._agent}.call(globals(), {request!r})", f"running {name}")
         self._restore_generators(generators, reply.get("rngs"))
+        reraise_warnings(name, reply.get("warnings"))
         if "error" in reply:
             self._raise(name, reply["error"])
         if "ok" not in reply:
@@ -260,9 +297,11 @@ class StudentLink:
         message = str(info.get("message", ""))[:MAX_MESSAGE_CHARS]
         where = info.get("where")
         if where == "result":
+            hint = info.get("hint")
+            if isinstance(hint, str) and hint:
+                raise StudentCodeError(f"{name} returned {hint[:MAX_MESSAGE_CHARS]}")
             raise StudentCodeError(f"{name} returned a value of type {type_name}, which a test cannot use ({message})"
-                                   ". Return plain data: numbers, strings, None, NumPy arrays of numbers, or "
-                                   "lists / tuples / dicts of these")
+                                   f". Return plain data: {PLAIN_DATA}")
         if type_name == "KeyboardInterrupt" and self.stats.timeouts:
             raise StudentTimeout(f"{name} was interrupted: it ran past the time limit of this test cell")
         cls = builtin_exception(info.get("builtin"))

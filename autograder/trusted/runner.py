@@ -42,7 +42,7 @@ from nbgrader import utils as nbutils
 from ..kernels import copy_workdir
 from ..limits import Limits as GradingLimits
 from ..preprocessors import headless
-from . import agent, codec, loader, session
+from . import agent, codec, loader, plain, session
 
 __all__ = ["PACKAGE", "Settings", "TrustedKernelError", "CellReport", "RunResult", "TrustedKernel",
            "TrustedNotebook", "cell_roles", "install_agent", "agent_install_expression", "run_notebook"]
@@ -203,10 +203,10 @@ def _expression(kc: Any, expression: str, timeout: float) -> Any:
 
 
 def agent_install_expression(package: str = PACKAGE) -> str:
-    """The user expression that loads :mod:`codec` and :mod:`agent` (their files' text) into a kernel as
-    ``package``, through :func:`loader.load_package` (its file's text)."""
+    """The user expression that loads :mod:`plain`, :mod:`codec` and :mod:`agent` (their files' text) into a
+    kernel as ``package``, through :func:`loader.load_package` (its file's text)."""
     sources = {m.__name__.rsplit(".", 1)[1]: Path(m.__file__ or "").read_text(encoding="utf-8")
-               for m in (codec, agent)}
+               for m in (plain, codec, agent)}
     loader_source = Path(loader.__file__ or "").read_text(encoding="utf-8")
     return (f"(lambda ns: (exec(compile({loader_source!r}, '<{package}/loader.py>', 'exec'), ns), "
             f"ns['load_package']({package!r}, {sources!r}))[1])({{'__name__': '{package}_loader'}})")

@@ -223,6 +223,13 @@ VARIANTS = {
             def theta_constants():
                 return [0.5 / np.e, 0.5]
             """,
+            # exact fractions (issue 26: a Fraction scored 0 in the trusted kernel)
+            """
+            from fractions import Fraction
+
+            def theta_constants():
+                return Fraction(1, 3), Fraction(1, 2)
+            """,
         ],
         "wrong": [
             # the limit constant on both sides: fails away from 0

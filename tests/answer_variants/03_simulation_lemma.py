@@ -69,6 +69,17 @@ VARIANTS = {
                     return p > np.exp(epsilon) * q
                 return q > np.exp(epsilon) * p
             """,
+            # the worst event as a Python set, the way the lecture's demonstration prints events (issue 26)
+            """
+            def violating_event(p, q, epsilon, delta):
+                p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+                for first, second in [(p, q), (q, p)]:
+                    gap = first - np.exp(epsilon) * second
+                    event = {int(i) for i in np.flatnonzero(gap > 0)}
+                    if gap[sorted(event)].sum() > delta + 1e-12:
+                        return event
+                return None
+            """,
         ],
         "wrong": [
             # checks only P(E) <= e^eps Q(E) + delta

@@ -28,6 +28,16 @@ VARIANTS = {
                 scale[long] = clip_norm / norms[long]
                 return grads * scale[:, None]
             """,
+            # a helper of the student's own, named like the library's (issue 26: a test cell's helper of that
+            # name replaced it in one kernel)
+            """
+            def _clip_rows(g, c, ord):
+                norms = np.linalg.norm(g, ord=ord, axis=1, keepdims=True)
+                return g / np.maximum(1.0, norms / c)
+
+            def clip_per_example(grads, clip_norm, ord=2):
+                return _clip_rows(np.asarray(grads, dtype=float), clip_norm, ord)
+            """,
         ],
         "wrong": [
             # trivial answer: no clipping
@@ -67,6 +77,13 @@ VARIANTS = {
                 grads = np.asarray(grads, dtype=float)
                 norms = np.linalg.norm(grads, axis=1, keepdims=True)
                 return grads / np.maximum(1.0, norms / clip_norm)
+            """,
+            # right values, but an unguarded division by the zero norms: a warning (the text says "no warning")
+            """
+            def clip_per_example(grads, clip_norm, ord=2):
+                grads = np.asarray(grads, dtype=float)
+                norms = np.linalg.norm(grads, ord=ord, axis=1, keepdims=True)
+                return grads * np.where(norms > clip_norm, clip_norm / norms, 1.0)
             """,
         ],
     },
@@ -136,6 +153,13 @@ VARIANTS = {
                 grads = grads * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))[:, None]
                 noise = noise_multiplier * clip_norm * rng.standard_normal(theta.size)
                 return theta - learning_rate * (grads.sum(axis=0) + noise) / batch_size
+            """,
+            # updates theta in place and returns it (issue 26: tests pass copies, so this is right everywhere)
+            """
+            def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
+                total = clip_per_example(per_example_gradients(theta, X_batch, y_batch), clip_norm).sum(axis=0)
+                theta -= learning_rate * (total + rng.normal(0.0, noise_multiplier * clip_norm, size=theta.shape)) / batch_size
+                return theta
             """,
         ],
         "wrong": [

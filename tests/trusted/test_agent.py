@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from autograder.trusted import agent, codec, loader, names, proxy, runner, session
+from autograder.trusted import agent, codec, loader, names, plain, proxy, runner, session
 
 LIMITS = json.loads(json.dumps(codec.DEFAULT_LIMITS.__dict__))
 
@@ -88,6 +89,70 @@ def test_results_that_are_not_plain_data_are_errors():
     assert error["where"] == "result" and "Answer" in error["type"]
 
 
+def test_a_result_that_is_not_plain_data_says_what_to_return_instead():
+    error = _call({"f": lambda: (x for x in [1])}, "f")["error"]
+    assert error["hint"] == "a generator: return a list instead (list(...) or a list comprehension [...])"
+    error = _call({"f": lambda: {"a": map(abs, [1])}}, "f")["error"]
+    assert error["hint"].startswith("a dict holding an iterator (map")
+
+
+class _MyWarning(RuntimeWarning):
+    pass
+
+
+def _warns(x):
+    out = np.asarray(x, dtype=float) / np.zeros(1)
+    warnings.warn("careful", _MyWarning, stacklevel=1)
+    return out
+
+
+def test_warnings_of_a_call_come_back_with_the_result():
+    with warnings.catch_warnings(record=True) as outside:
+        warnings.simplefilter("default")
+        reply = _call({"f": _warns}, "f", [1.0])
+    assert [(w["type"], w["builtin"], w["message"]) for w in reply["warnings"]] == [
+        ("RuntimeWarning", "RuntimeWarning", "divide by zero encountered in divide"),
+        ("_MyWarning", "RuntimeWarning", "careful")]
+    assert np.array_equal(codec.from_tree(reply["ok"]), [np.inf]) and outside == []     # recorded, not shown
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")              # the student's kernel's filters apply, as in one kernel
+        error = _call({"f": _warns}, "f", [1.0])["error"]
+    assert (error["type"], error["message"]) == ("RuntimeWarning", "divide by zero encountered in divide")
+
+
+def test_warnings_follow_the_student_kernels_filters_and_come_back_with_errors_too():
+    def ignored():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            np.log(0.0)
+        warnings.warn("then fails", UserWarning, stacklevel=1)
+        raise ValueError("bad")
+
+    reply = _call({"f": ignored}, "f")
+    assert reply["error"]["type"] == "ValueError" and [w["message"] for w in reply["warnings"]] == ["then fails"]
+    many = _call({"f": lambda: [warnings.warn(f"w{i}", UserWarning, stacklevel=1) for i in range(50)] and 1}, "f")
+    assert len(many["warnings"]) == agent.MAX_WARNINGS
+
+
+def test_the_proxy_raises_the_students_warnings_again_under_the_tests_filters():
+    found = _call({"f": _warns}, "f", [1.0])["warnings"] + [
+        {"type": "Evil", "builtin": "SystemExit", "message": "x" * 5000, "lineno": "1"}, "garbage"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        proxy.reraise_warnings("f", found)
+    assert [(w.category, str(w.message)[:40]) for w in caught] == [
+        (RuntimeWarning, "divide by zero encountered in divide"), (RuntimeWarning, "_MyWarning: careful"),
+        (UserWarning, "Evil: " + "x" * 34)]
+    assert len(str(caught[-1].message)) <= proxy.MAX_MESSAGE_CHARS + 6 and caught[0].filename == proxy.STUDENT_CODE
+    with warnings.catch_warnings(), pytest.raises(RuntimeWarning, match="divide by zero"):
+        warnings.simplefilter("error")              # a test that requires "no warning" the strict way
+        proxy.reraise_warnings("f", found)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore")
+        proxy.reraise_warnings("f", found)
+    assert caught == []
+
+
 @pytest.mark.parametrize("request_text", ["not json", json.dumps({"name": "f"}),
                                           json.dumps({"name": "nope", "limits": LIMITS, "args": [],
                                                       "kwargs": {"t": "dict", "k": [], "v": []}})])
@@ -122,10 +187,10 @@ def test_names_are_described_by_kind():
 @pytest.fixture
 def loaded_agent() -> Iterator[str]:
     package = "_dpc_trusted_test"
-    sources = {m.__name__.rsplit(".", 1)[1]: Path(m.__file__).read_text() for m in (codec, agent)}
-    assert loader.load_package(package, sources) == f"loaded {package}: codec agent"
+    sources = {m.__name__.rsplit(".", 1)[1]: Path(m.__file__).read_text() for m in (plain, codec, agent)}
+    assert loader.load_package(package, sources) == f"loaded {package}: plain codec agent"
     yield package
-    for name in [package, f"{package}.codec", f"{package}.agent"]:
+    for name in [package, f"{package}.plain", f"{package}.codec", f"{package}.agent"]:
         sys.modules.pop(name, None)
 
 
@@ -152,14 +217,14 @@ def test_ipython_sends_the_reply_itself_as_text_plain(loaded_agent):
 
 def test_the_install_expression_is_built_from_the_files():
     expression = runner.agent_install_expression("_pkg")
-    for module in (codec, agent, loader):
+    for module in (plain, codec, agent, loader):
         assert repr(Path(module.__file__).read_text()) in expression
     namespace: dict = {}
     try:
-        assert eval(expression, namespace) == "loaded _pkg: codec agent"  # noqa: S307 - the expression under test
+        assert eval(expression, namespace) == "loaded _pkg: plain codec agent"  # noqa: S307 - the expression under test
         assert "_pkg.agent" in sys.modules and set(namespace) == {"__builtins__"}
     finally:
-        for name in ["_pkg", "_pkg.codec", "_pkg.agent"]:
+        for name in ["_pkg", "_pkg.plain", "_pkg.codec", "_pkg.agent"]:
             sys.modules.pop(name, None)
 
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import base64
+import enum
 import json
 import math
+import types
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -22,17 +25,29 @@ _scalars = (st.none() | st.booleans() | st.integers() | st.integers(min_value=-2
 _arrays = hnp.arrays(st.sampled_from([np.float64, np.float32, np.int64, np.int8, np.uint16, np.bool_,
                                       np.complex128]),
                      hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
-_plain = st.recursive(_scalars | _arrays, lambda inner: st.lists(inner, max_size=4)
-                      | st.tuples(inner, inner) | st.dictionaries(st.text(max_size=5) | st.integers(), inner,
-                                                                 max_size=4), max_leaves=20)
+_fractions = st.fractions(max_denominator=10**30) | st.builds(
+    Fraction, st.integers(min_value=-2**300, max_value=2**300), st.integers(min_value=1, max_value=2**300))
+_ranges = st.builds(range, st.integers(-2**70, 2**70), st.integers(-2**70, 2**70),
+                    st.integers(-2**70, 2**70).filter(bool))
+_byte_orders = hnp.arrays(st.sampled_from([">f8", ">i4", "<u2", ">c16", "=f4", "|b1", ">u8", ">f2"]),
+                          hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4))
+_hashable = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+                         | _fractions | _ranges,
+                         lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3), max_leaves=6)
+_plain = st.recursive(_scalars | _arrays | _byte_orders | _fractions | _ranges,
+                      lambda inner: st.lists(inner, max_size=4)
+                      | st.tuples(inner, inner) | st.dictionaries(_hashable, inner, max_size=4)
+                      | st.sets(_hashable, max_size=4) | st.frozensets(_hashable, max_size=4), max_leaves=20)
 
 
 def _same(a, b) -> bool:
     """Equal values of equal types (NaN equals NaN; arrays compare dtype, shape and bits)."""
     if type(a) is not type(b):
         return False
-    if isinstance(a, np.ndarray):
-        return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    if isinstance(a, np.ndarray):        # byte order is the wire's (little-endian); the values are the same
+        little = a.dtype.newbyteorder("<")
+        return (little == b.dtype.newbyteorder("<") and a.shape == b.shape
+                and a.astype(little).tobytes() == b.astype(little).tobytes())
     if isinstance(a, np.generic):
         return a.dtype == b.dtype and a.tobytes() == b.tobytes()
     if isinstance(a, float):
@@ -43,6 +58,8 @@ def _same(a, b) -> bool:
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict):
         return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (set, frozenset)):                 # members are hashable plain values: == is exact
+        return a == b and all(type(x) is type(next(y for y in b if y == x)) for x in a)
     return a == b
 
 
@@ -131,13 +148,62 @@ class _Answer:
 
 @pytest.mark.parametrize("value, what", [
     (_Answer(), "_Answer"), (lambda x: x, "function"), (np.array([1, "a"], dtype=object), "dtype object"),
-    (np.array(["a"]), "dtype <U1"), (np.zeros(2, dtype="M8[s]"), "datetime64"), ({1, 2}, "set"),
+    (np.array(["a"]), "dtype <U1"), (np.zeros(2, dtype="M8[s]"), "datetime64"), ({1, 2, (x for x in [])}, "generator"),
     (np.zeros(1, dtype=[("a", "f8")]), "dtype"), (np.longdouble(1), "cannot be passed"), (b"bytes", "bytes"),
     (np.random.RandomState(0), "RandomState"), ([1, [2, object()]], "object"),
 ])
 def test_values_that_are_not_plain_data_are_rejected(value, what):
     with pytest.raises(codec.CodecError, match=what):
         codec.encode(value)
+
+
+class _Colour(enum.IntEnum):
+    RED = 2
+
+
+class _Count(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+def test_what_students_return_travels_as_plain_values():
+    """The return types of issue 26: sets (the events of lecture 03), fractions (lecture 02), ranges, int
+    subclasses, NumPy booleans, 0-d, empty and big-endian arrays, nested keys."""
+    cases = [
+        ({0, 2, 3}, {0, 2, 3}, set), (frozenset({"a", "b"}), frozenset({"a", "b"}), frozenset),
+        (range(2, 11, 3), range(2, 11, 3), range), (Fraction(1, 3), Fraction(1, 3), Fraction),
+        (_Colour.RED, 2, int), (_Count(5), 5, int), (np.bool_(False), np.bool_(False), np.bool_),
+        ({(1, frozenset({2})): {Fraction(-1, 2): range(3)}}, {(1, frozenset({2})): {Fraction(-1, 2): range(3)}}, dict),
+    ]
+    for value, expected, kind in cases:
+        back = codec.decode(codec.encode(value))
+        assert type(back) is kind and back == expected, (value, back)
+    assert codec.decode(codec.encode(_Count(5))) != 6                   # its __eq__ stayed behind
+    for arr in [np.array(2.5), np.zeros((0, 3)), np.zeros((2, 0, 4), dtype=bool), np.arange(4, dtype=">i4"),
+                np.array(7, dtype=">f8"), np.ones((3, 0), dtype=np.complex64)]:
+        back = codec.decode(codec.encode(arr))
+        assert back.shape == arr.shape and back.dtype == arr.dtype.newbyteorder("<") and np.array_equal(back, arr)
+    back = codec.decode(codec.encode(np.arange(3, dtype=">f8")[1]))     # a scalar read from a big-endian array
+    assert type(back) is np.float64 and back == 1.0
+
+
+@pytest.mark.parametrize("make, hint", [
+    (lambda: (i for i in range(3)), "a generator: return a list"),
+    (lambda: map(abs, [1]), "an iterator (map"), (lambda: zip([1], [2], strict=True), "an iterator (zip"),
+    (lambda: {1: 2}.values(), "a dict view"), (lambda: abs, "a function: return the value"),
+    (lambda: int, "a class"), (lambda: types, "a module"), (lambda: b"x", "raw bytes"),
+    (lambda: np.array([None]), "dtype object"), (lambda: np.array(["a"]), "strings"),
+    (lambda: np.random.default_rng(0), "a random generator"), (lambda: np.longdouble(1), "use float64"),
+    (lambda: _Answer(), "an object of type"),
+])
+def test_what_is_not_plain_data_says_what_to_return_instead(make, hint):
+    value = make()
+    with pytest.raises(codec.CodecError) as info:
+        codec.encode(value)
+    assert hint in info.value.hint
+    assert info.value.culprit is value or isinstance(value, np.generic)     # a NumPy scalar: its 0-d array
 
 
 def test_limits_apply_while_encoding():
@@ -177,6 +243,17 @@ def _nd(dtype: str, shape: list, data: bytes) -> str:
     ('{"t": "complex", "re": "a", "im": 1}', "real parts"),
     ('{"t": "rng", "i": 0, "bg": "Evil", "state": {}}', "not accepted"),
     ('{"t": "fn", "name": "os.system"}', "not accepted"),
+    ('{"t": "set", "v": [[1]]}', "not hashable"),
+    ('{"t": "frozenset", "v": [{"t": "nd", "d": "<f8", "s": [0], "b": ""}]}', "not hashable"),
+    ('{"t": "set", "v": 1}', "must be a list"),
+    ('{"t": "range", "v": [1, 2]}', "start, stop and step"),
+    ('{"t": "range", "v": [1, 2, 0]}', "step other than 0"),
+    ('{"t": "range", "v": [1, 2.5, 1]}', "integers"),
+    ('{"t": "range", "v": [1, true, 1]}', "integers"),
+    ('{"t": "fraction", "n": 1, "d": 0}', "positive denominator"),
+    ('{"t": "fraction", "n": 1, "d": -3}', "positive denominator"),
+    ('{"t": "fraction", "n": "1/3", "d": 1}', "integers"),
+    ('{"t": "fraction", "n": {"t": "int", "hex": "' + "f" * 5000 + '"}, "d": 1}', "larger than the limit"),
     ("x" * 100, "not a valid message"),
 ], ids=lambda v: v[:30] if isinstance(v, str) else None)
 def test_hostile_messages_are_rejected_cleanly(text, match):
@@ -194,6 +271,10 @@ def test_message_length_is_checked_before_parsing():
 def test_many_small_items_hit_the_entry_limit():
     with pytest.raises(codec.CodecError, match="entries"):
         codec.decode("[" + ",".join(["[]"] * 200_001) + "]")
+    with pytest.raises(codec.CodecError, match="entries"):
+        codec.decode(json.dumps({"t": "set", "v": list(range(100_001))}))
+    with pytest.raises(codec.CodecError, match="entries"):
+        codec.encode(set(range(11)), codec.Limits(max_items=10))
 
 
 def test_hostile_generator_state_is_rejected():

@@ -172,7 +172,7 @@ def test_what_a_test_cannot_use_fails_with_a_clear_message(trusted_kernel):
 
         mech = Mechanism()
         import json as student_json
-        import fractions
+        import colorsys
 
         def make():
             return Mechanism()
@@ -191,24 +191,75 @@ def test_what_a_test_cannot_use_fails_with_a_clear_message(trusted_kernel):
         "obj": "mech.run(1)", "cls": "Mechanism()", "ret": "make()", "huge": "huge()",
         "stop": "_out = list(map(lambda _x: stop(), [1, 2]))\nassert _out, 'map stopped early'",
         "mod_ok": "assert student_json.dumps([1]) == '[1]', 'json'",
-        "mod_missing": "fractions.Fraction(1, 2)", "absent": "not_defined_anywhere(1)",
+        "mod_missing": "colorsys.rgb_to_hsv(1.0, 0.0, 0.0)", "absent": "not_defined_anywhere(1)",
         "loud": "assert loud(3) == 3, 'loud'",
     }
     nb = notebook(setup_cell(), answer_cell("a", textwrap.dedent(answers).strip()),
                   *[grade_cell(k, v) for k, v in tests.items()])
-    # an earlier notebook of the same worker imported fractions: this notebook's verdicts must not depend on it
-    run_two(notebook(setup_cell("import fractions")), trusted_kernel)
+    # an earlier notebook of the same worker imported colorsys: this notebook's verdicts must not depend on it
+    run_two(notebook(setup_cell("import colorsys")), trusted_kernel)
     result = run_two(nb, trusted_kernel)
     got = {gid: errors(c) for gid, c in graded_cells(result.nb).items()}
     assert got["obj"][0][0] == "StudentCodeError" and "mech is a value of type" in got["obj"][0][1]
     assert "may only use the student's functions and plain data" in got["cls"][0][1]
-    assert got["ret"][0][0] == "StudentCodeError" and "returned a value of type" in got["ret"][0][1]
+    assert got["ret"] == [("StudentCodeError", "make returned an object of type __main__.Mechanism: return plain "
+                                               "data instead (numbers, strings, None, NumPy arrays of numbers or "
+                                               "booleans, and lists / tuples / dicts / sets of these)")]
     assert got["huge"][0][0] == "StudentCodeError" and "bytes" in got["huge"][0][1]
     assert got["stop"][0][0] == "StudentCodeError" and "StopIteration" in got["stop"][0][1]
     assert got["mod_ok"] == [] and got["mod_missing"][0][0] == "StudentCodeError"
     assert got["absent"] == [("NameError", "name 'not_defined_anywhere' is not defined")]
     assert got["loud"] == [] and "printed by the student" not in text(graded_cells(result.nb)["loud"])
     assert all(r.student == "ok" for r in result.tests)
+
+
+ISSUE_26_ANSWERS = """
+    import fractions
+
+    def events():
+        return {0, 2}
+
+    def third():
+        return fractions.Fraction(1, 3), range(1, 7, 2), frozenset({(1, 2)})
+
+    def noisy(x):
+        return np.log(np.asarray(x, dtype=float))
+
+    def quiet(x):
+        with np.errstate(divide="ignore"):
+            return np.log(np.asarray(x, dtype=float))
+"""
+
+ISSUE_26_TESTS = {
+    "set": "assert events() == {0, 2}, f'events() gave {events()}'",
+    "fraction": ("_f, _r, _s = third()\n"
+                 "assert (_f * 3, list(_r), _s) == (1, [1, 3, 5], {(1, 2)}), f'third() gave {third()}'"),
+    "warns": "assert noisy([0.0, 1.0])[1] == 0.0, 'log(1) is 0'",
+    "recorded": ("import warnings\nwith warnings.catch_warnings(record=True) as _caught:\n"
+                 "    warnings.simplefilter('always')\n    noisy([0.0])\n"
+                 "assert [(_w.category, str(_w.message)) for _w in _caught] == "
+                 "[(RuntimeWarning, 'divide by zero encountered in log')], f'caught {_caught}'"),
+    "ignored": "import warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('ignore')\n"
+               "    assert noisy([1.0])[0] == 0.0 and noisy([0.0])[0] == -np.inf, 'log'",
+    "strict": "import warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('error')\n    noisy([0.0])",
+    "quiet": "assert quiet([0.0])[0] == -np.inf, 'log(0) is -inf'",
+}
+
+
+def test_returned_sets_fractions_and_warnings_give_the_verdicts_of_one_kernel(trusted_kernel):
+    """Issue 26: sets, fractions, ranges and frozensets come back as themselves, and the student's warnings reach
+    the test as in one kernel – unhandled they fail it (stderr), recorded, ignored or turned into errors as the
+    test's own filters say."""
+    nb = notebook(setup_cell(), answer_cell("a", textwrap.dedent(ISSUE_26_ANSWERS).strip()),
+                  *[grade_cell(k, v) for k, v in ISSUE_26_TESTS.items()])
+    two = graded_cells(run_two(nb, trusted_kernel).nb)
+    one = graded_cells(run_single(notebook(setup_cell(), answer_cell("a", textwrap.dedent(ISSUE_26_ANSWERS).strip()),
+                                           *[grade_cell(k, v) for k, v in ISSUE_26_TESTS.items()])))
+    expected = {"set": True, "fraction": True, "warns": False, "recorded": True, "ignored": True, "strict": False,
+                "quiet": True}
+    assert {g: passed(c) for g, c in two.items()} == expected == {g: passed(c) for g, c in one.items()}
+    assert "RuntimeWarning: divide by zero encountered in log" in text(two["warns"])
+    assert [e[0] for e in errors(two["strict"])] == [e[0] for e in errors(one["strict"])] == ["RuntimeWarning"]
 
 
 def test_a_call_that_runs_too_long_is_interrupted_and_grading_goes_on(trusted_kernel):

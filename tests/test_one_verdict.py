@@ -1,0 +1,181 @@
+"""One verdict everywhere (issue 26): Run All, ``dp-course check`` and ``dp-course grade`` agree on every test.
+
+For each lecture, every submission of the answer-variant round trip – the instructor's solution and every
+``alt<i>`` / ``wrong<i>`` student built from ``tests/answer_variants/<lecture>.py`` (``_notebooks.py``) – goes
+through the student's three ways of seeing a verdict:
+
+(a) **Run All** in one kernel (nbclient, every cell run; the ``raises-exception`` tags let JupyterLab's Run
+    All go on past every test cell too), the verdict of each test cell being nbgrader's
+    (``nbgrader.utils.determine_grade``: an error or anything on stderr scores zero);
+(b) **dp-course check** (:func:`autograder.checking.check_notebook`): the trusted kernel, sandboxed student
+    kernel, proxies and codec of grading;
+(c) **dp-course grade** (:func:`autograder.grading.grade`), all the lecture's submissions in one run
+    (one worker), the score of each test cell.
+
+All three run the *full* test cells (hidden tests included): Run All on the notebook with the hidden tests
+restored (as nbgrader's autograde restores them), the check with the course built from ``solutions/`` instead
+of ``notebooks/`` – the same machinery on a superset of the visible tests.  A test cell passes when it scores
+its points.  Every (submission, test cell) must get the same verdict on the three paths; a disagreement names
+the submission, the answers it replaced, the test and the three verdicts with their messages.  Besides, every
+correct alternative passes the tests of its answer (so agreement cannot come from three paths failing alike).
+
+The corpus of issue 26 is part of the variant files: a ``set`` from ``violating_event`` (03), ``Fraction``
+constants (02), an in-place ``dp_sgd_step``, a ``clip_per_example`` built on a helper named ``_clip_rows`` and
+one that divides by zero with a warning (06).
+
+Expensive (every submission three times, about 6 minutes per lecture on a loaded 2-core machine): CI
+(``DP_COURSE_CI=1``, ``.ci/run``) runs every lecture; elsewhere lectures 02, 03 and 06, which hold the examples,
+run and the others are skipped with the reason, unless ``DP_COURSE_ONE_VERDICT`` says otherwise (``all``, or a
+comma-separated list of lectures).  Each lecture prints the number of verdicts compared and the time of each
+path.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbgrader.utils import determine_grade
+
+import _notebooks as nbs
+from autograder.cells import strip_ansi
+from autograder.checking import check_notebook
+from autograder.grading import grade
+from autograder.limits import Limits
+
+DEFAULT_LECTURES = ["02_privacy_loss", "03_simulation_lemma", "06_dp_sgd"]
+LIMITS = Limits()
+
+
+def selected() -> list[str]:
+    """The lectures to compare: ``DP_COURSE_ONE_VERDICT`` (``all`` or a list), else all in CI, else the default."""
+    wanted = os.environ.get("DP_COURSE_ONE_VERDICT", "")
+    if wanted == "all" or (not wanted and os.environ.get("DP_COURSE_CI") == "1"):
+        return nbs.lectures()
+    return [n for n in (wanted.split(",") if wanted else DEFAULT_LECTURES) if n in nbs.lectures()]
+
+
+LECTURES = nbs.lectures()
+
+Verdict = tuple[bool, str]
+"""(passed, message) of one test cell."""
+
+
+def submissions(name: str) -> dict[str, nbformat.NotebookNode]:
+    """``{student: notebook as the student hands it in}`` (release + answers, visible tests only)."""
+    source = nbs.read_source(name)
+    release = nbformat.read(nbs.NOTEBOOKS / name / f"{name}.ipynb", as_version=4)
+    out = {"solution": nbs.build_submission(release, source, {})}
+    for student, replacements in nbs.variant_students(name).items():
+        out[student] = nbs.build_submission(release, source, replacements)
+    return out
+
+
+def with_hidden_tests(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
+    """A copy of ``nb`` whose test cells carry the full source (hidden tests included), as autograde restores."""
+    tests = {gid: c.source for gid, c in nbs.test_cells(nbs.read_source(name)).items()}
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        gid = nbs.nbgrader_meta(cell).get("grade_id")
+        if nbs.is_test_cell(cell) and gid in tests:
+            cell.source = tests[gid]
+    return nb
+
+
+def _first_problem(cell: nbformat.NotebookNode) -> str:
+    for out in cell.get("outputs", []):
+        if out.output_type == "error":
+            return f"{out.ename}: {strip_ansi(str(out.evalue))}"[:300]
+        if out.output_type == "stream" and out.name == "stderr":
+            return f"stderr: {out.text}"[:300]
+    return ""
+
+
+def _graded_message(output_dir: Path, student: str, name: str, gid: str) -> str:
+    """The first error (or stderr) of test cell ``gid`` in the notebook ``dp-course grade`` executed."""
+    path = output_dir / "course" / "autograded" / student / name / f"{name}.ipynb"
+    if not path.is_file():
+        return "(no autograded notebook)"
+    cell = next((c for c in nbformat.read(path, as_version=4).cells if nbs.nbgrader_meta(c).get("grade_id") == gid),
+                None)
+    return _first_problem(cell) if cell is not None else "(no such cell)"
+
+
+def run_all(name: str, nb: nbformat.NotebookNode) -> dict[str, Verdict]:
+    """Path (a): the whole notebook in one kernel; nbgrader's verdict on each test cell's outputs."""
+    nb = with_hidden_tests(nb, name)
+    NotebookClient(nb, timeout=int(LIMITS.cell_timeout), kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(nbs.NOTEBOOKS / name)}}).execute()
+    out = {}
+    for cell in nb.cells:
+        if nbs.is_test_cell(cell):
+            score, max_score = determine_grade(cell)
+            out[nbs.nbgrader_meta(cell)["grade_id"]] = (score >= max_score, _first_problem(cell))
+    return out
+
+
+def check(name: str, path: Path, sandbox: str) -> dict[str, Verdict]:
+    """Path (b): ``dp-course check``, its course built from ``solutions/`` (full tests)."""
+    res = check_notebook(path, assignment=name, notebooks_dir=nbs.SOLUTIONS, limits=LIMITS, sandbox_mode=sandbox)
+    return {t.grade_id: (bool(t.passed), t.message) for t in res.tests if t.passed is not None}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"one-verdict-{n}"))
+                                  for n in LECTURES])
+def test_run_all_check_and_grade_agree(name, tmp_path, monkeypatch, grading_sandbox):
+    if name not in selected():
+        pytest.skip(f"{name}: about 6 minutes; run with DP_COURSE_ONE_VERDICT=all (CI runs every lecture)")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    subs = submissions(name)
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    for student, nb in subs.items():
+        nbformat.write(nb, folder / f"{student}_{name}.ipynb")
+    seconds: dict[str, float] = {}
+
+    t0 = time.perf_counter()
+    one_kernel = {student: run_all(name, nb) for student, nb in subs.items()}
+    seconds["run all"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    checked = {student: check(name, folder / f"{student}_{name}.ipynb", grading_sandbox) for student in subs}
+    seconds["check"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    run = grade(folder, tmp_path / "graded", solutions_dir=nbs.SOLUTIONS, assignments=[name], workers=1,
+                limits=LIMITS, sandbox_mode=grading_sandbox, progress=False, feedback=False)
+    seconds["grade"] = time.perf_counter() - t0
+    tests = set(nbs.test_cells(nbs.read_source(name)))
+    graded = {r.student: {gid: (score is not None and score >= top,
+                                _graded_message(run.output_dir, r.student, name, gid))
+                          for gid, (score, top) in r.exercises.items() if gid in tests} for r in run.results}
+
+    variants = nbs.variant_students(name)
+    disagreements = []
+    for student in subs:
+        for gid in sorted(tests):
+            verdicts = {"run all": one_kernel[student].get(gid), "check": checked[student].get(gid),
+                        "grade": graded.get(student, {}).get(gid)}
+            if len({v[0] if v else None for v in verdicts.values()}) > 1:
+                answers = ", ".join(sorted(variants.get(student, {}))) or "none (the solution)"
+                shown = "; ".join(f"{path}: " + ("missing" if v is None else ("PASS" if v[0] else f"FAIL ({v[1]})"))
+                                  for path, v in verdicts.items())
+                disagreements.append(f"{name} {student} (answers replaced: {answers}), test {gid}: {shown}")
+    compared = len(subs) * len(tests)
+    print(f"\n{name}: {len(subs)} submissions x {len(tests)} test cells = {compared} verdicts on 3 paths; "
+          + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items()))
+    assert not disagreements, f"{len(disagreements)} of {compared} verdicts differ:\n" + "\n".join(disagreements)
+
+    # agreement must not come from failing alike: the solution and every correct alternative pass their tests
+    of_answer = nbs.tests_of_answer(nbs.read_source(name))
+    assert all(v[0] for v in graded["solution"].values()), f"{name}: the solution fails {graded['solution']}"
+    lost = {(student, gid): graded[student][gid] for student, answers in variants.items() if student.startswith("alt")
+            for aid in answers for gid in of_answer[aid] if not graded[student][gid][0]}
+    assert not lost, f"{name}: correct alternatives fail their tests: {lost}"
