@@ -110,6 +110,11 @@ def _check_zcdp_method(method: Any) -> str:
     return method
 
 
+_IMPROVED_RHO_MAX = 1e30
+"""Above this rho, the ``"improved"`` conversions (:func:`zcdp_to_dp_epsilon`, :func:`zcdp_rho_for_dp`) give the
+Bun-Steinke value: the two agree to float precision there, and the improved root finder breaks down (NaN)."""
+
+
 def _zcdp_improved_alpha(rho: float, log_inv_delta: float) -> float:
     r"""The order minimising the improved conversion for :math:`\rho`-zCDP.
 
@@ -166,9 +171,13 @@ def zcdp_to_dp_epsilon(rho: float, delta: float, method: str = "improved") -> fl
     method = _check_zcdp_method(method)
     if rho == 0.0:
         return 0.0
-    if method == "bun_steinke":
-        return float(rho + 2.0 * np.sqrt(rho * -np.log(delta)))
-    return max(0.0, float(_zcdp_improved_eps_raw(rho, delta)))
+    bun_steinke = rho + 2.0 * math.sqrt(rho) * math.sqrt(-math.log(delta))  # no rho * ln(1/delta) overflow
+    if method == "bun_steinke" or rho > _IMPROVED_RHO_MAX:
+        # beyond _IMPROVED_RHO_MAX the improved value is the Bun-Steinke one to float precision, and its
+        # root finder breaks down (it returned NaN, which max(0, NaN) turned into a wrong epsilon of 0)
+        return bun_steinke
+    improved = float(_zcdp_improved_eps_raw(rho, delta))
+    return max(0.0, improved) if math.isfinite(improved) else bun_steinke
 
 
 def zcdp_to_dp_delta(rho: float, epsilon: float, method: str = "improved") -> float:
@@ -219,11 +228,6 @@ def zcdp_to_dp_delta(rho: float, epsilon: float, method: str = "improved") -> fl
         a = optimize.brentq(h_prime, lo, hi, xtol=1e-15, rtol=4.0 * np.finfo(float).eps, maxiter=500)
     log_delta = (a - 1.0) * (a * rho - epsilon + np.log1p(-1.0 / a)) - np.log(a)
     return float(np.exp(min(0.0, log_delta)))
-
-
-_IMPROVED_RHO_MAX = 1e30
-"""Above this Bun-Steinke rho, :func:`zcdp_rho_for_dp` returns it for ``"improved"`` too: the two agree to float
-precision there (their relative gap falls like sqrt(ln(1/delta) / rho)), and the root finder would overflow."""
 
 
 def zcdp_rho_for_dp(epsilon: float, delta: float, method: str = "bun_steinke") -> float:

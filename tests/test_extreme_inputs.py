@@ -115,7 +115,7 @@ def test_zcdp_rho_for_dp_at_the_float_limits():
     assert zcdp.zcdp_rho_for_dp(1e308, 1e-5, "improved") == pytest.approx(1e308, rel=1e-12)
     # at a tiny epsilon the improved conversion still allows the rho whose delta(0) is already 1e-5
     rho = zcdp.zcdp_rho_for_dp(1e-300, 1e-5, "improved")
-    assert 1e-11 < rho and zcdp.zcdp_to_dp_epsilon(rho, 1e-5) <= 1e-300
+    assert rho > 1e-11 and zcdp.zcdp_to_dp_epsilon(rho, 1e-5) <= 1e-300
     assert rho == pytest.approx(zcdp.zcdp_rho_for_dp(1e-20, 1e-5, "improved"), rel=1e-9)
 
 
@@ -198,3 +198,11 @@ def test_integer_parameters_refuse_fractions():
                        (lambda: ex.randomized_response_system(1.0, 2).log_history_probs([(0.5, 0.5)]), "history")):
         with pytest.raises(ValueError, match=name):
             call()
+
+
+@pytest.mark.parametrize("rho", [1e31, 1e40, 1e59, 1e200, 1e308])
+def test_improved_zcdp_epsilon_at_huge_rho_is_never_zero(rho):
+    """The improved conversion's root finder returned NaN beyond rho ~ 1e36, and max(0, NaN) made it an epsilon
+    of 0 - a wrong bound with no error.  Up there the improved value is the Bun-Steinke one to float precision."""
+    eps = zcdp.zcdp_to_dp_epsilon(rho, 1e-5)
+    assert eps == zcdp.zcdp_to_dp_epsilon(rho, 1e-5, method="bun_steinke") and rho <= eps < math.inf
