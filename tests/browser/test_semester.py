@@ -330,8 +330,8 @@ def test_a_semester_as_the_guide_walks_it(tmp_path):
         lms = {r["student_id"]: r for r in csv.DictReader(f)}
     assert lms[_student_id("bo")][L4] == "", "not submitted must be blank in the LMS export"
     assert lms[zoe]["lms_user_id"] == PEOPLE["zoe"][1]
-    late_rows = [r for r in csv.DictReader(open(semester.output / "grades.csv", newline="", encoding="utf-8"))
-                 if r["student_id"] == _student_id("cy") and r["assignment"] == L3]
+    with open(semester.output / "grades.csv", newline="", encoding="utf-8") as f:
+        late_rows = [r for r in csv.DictReader(f) if r["student_id"] == _student_id("cy") and r["assignment"] == L3]
     assert late_rows and late_rows[0]["late"], "Cy's resubmission after the due date must be flagged late"
     print("\n".join(semester.commands))
     print(f"finished at {dt.datetime.now():%H:%M:%S}")
