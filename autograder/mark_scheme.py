@@ -132,6 +132,9 @@ def exporter_config(base: Config) -> Config:
     config = copy.deepcopy(base)
     nbgrader_templates = str(Path(nbutils.__file__).resolve().parent / "server_extensions" / "formgrader" / "templates")
     config.MarkSchemeExporter.template_name = TEMPLATE_NAME
+    # the course's configuration names the feedback pages' template for every HTMLExporter (nbgrader's
+    # generate_feedback reads it there); this page is not a feedback page: its own template's index
+    config.MarkSchemeExporter.template_file = "index.html.j2"
     config.MarkSchemeExporter.extra_template_basedirs = [str(TEMPLATES_DIR), nbgrader_templates]
     # so that the template can extend 'formgrade/index.html.j2' by that name
     config.MarkSchemeExporter.extra_template_paths = [nbgrader_templates]
