@@ -67,7 +67,9 @@ def feedback_exporter_config() -> dict[str, Any]:
     """``HTMLExporter`` settings of ``generate_feedback``: the kit's template and :data:`MATHJAX_URL`.
 
     ``extra_template_basedirs`` must list nbgrader's own templates too: nbgrader adds them only when the option is
-    not configured.
+    not configured.  ``sanitize_html``: nbconvert cleans the HTML of Markdown cells (and of HTML outputs, which
+    :class:`~autograder.preprocessors.safe_markup.SafeMarkup` has already reduced to text) with bleach, so no
+    ``<script>``, event handler or ``javascript:`` link of the student's reaches the page.
     """
     return {"template_name": "feedback", "template_file": TEMPLATE_FILE, "mathjax_url": MATHJAX_URL,
-            "extra_template_basedirs": [str(TEMPLATE_BASEDIR), str(_NBGRADER_TEMPLATES)]}
+            "sanitize_html": True, "extra_template_basedirs": [str(TEMPLATE_BASEDIR), str(_NBGRADER_TEMPLATES)]}
