@@ -14,10 +14,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbconvert.filters import markdown2html
 from nbformat.notebooknode import NotebookNode
 from traitlets.config import Config
 
-from autograder.preprocessors.safe_markup import SafeMarkup
+from autograder.offline_maths import CLEAN_HTML
+from autograder.preprocessors.safe_markup import SafeMarkup, clean_html
 from autograder.preprocessors.withhold_hidden_outputs import (HIDDEN_FAILED, HIDDEN_PASSED, LATER_WITHHELD,
                                                               WithholdHiddenOutputs)
 from autograder.settings import FEEDBACK_STEPS, course_config
@@ -158,3 +160,16 @@ def test_the_feedback_steps_withhold_and_sanitise(tmp_path: Path) -> None:
         FEEDBACK_STEPS.index("autograder.preprocessors.strip_hidden_tests.StripHiddenTests")
     assert "autograder.preprocessors.safe_markup.SafeMarkup" in FEEDBACK_STEPS
     assert config.HTMLExporter.sanitize_html is True
+    assert config.HTMLExporter.filters == {"clean_html": CLEAN_HTML}
+
+
+def test_clean_html_keeps_a_lectures_markdown_and_drops_the_rest() -> None:
+    table = clean_html(markdown2html("| $k$ | $\\varepsilon$ |\n| --- | ---: |\n| 1 | $x<y$ |\n\n**bold** [doc](https://x.org)"))
+    for tag in ("<table>", "<thead>", "<th>", "<td>", "<strong>bold</strong>", '<a href="https://x.org">doc</a>'):
+        assert tag in table, tag
+    hostile = clean_html(markdown2html(
+        "a <script>alert(1)</script>\n\n<img src=x onerror=alert(2)> [x](javascript:alert(3)) "
+        "![t](http://127.0.0.1:9/t.png) <svg onload=alert(4)></svg> <div class='panel' style='color:red'>d</div>"))
+    tags = re.findall(r"<[a-z][^>]*>", hostile)                 # the real tags (the rest is escaped text)
+    assert [x for x in tags if re.search(r"^<(?:script|img|svg|style)|\s(?:on\w+|class|style|href)=", x)] == []
+    assert "alert(1)" in hostile  # shown as text

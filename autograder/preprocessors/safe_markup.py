@@ -12,8 +12,11 @@ an output left with nothing shows ``[output of type ... not shown]``.  It also d
 nbgrader's (``tags`` become CSS classes in the page), cell ids that are not nbformat's ``[A-Za-z0-9_-]+``, and
 ``grade_id`` s that are not (nbgrader's template writes the ``grade_id`` into the page unescaped).
 
-The Markdown cells are sanitised by nbconvert itself (``HTMLExporter.sanitize_html``, bleach; set in
-:func:`autograder.offline_maths.feedback_exporter_config`), and the page carries a Content-Security-Policy
+The Markdown cells are rendered by nbconvert and then cleaned by :func:`clean_html` (bleach, with an
+allow-list of text, list and table tags: no ``<script>``, ``<img>``, ``<svg>``, ``<style>``, event handler or
+``javascript:`` link), which :func:`autograder.offline_maths.feedback_exporter_config` installs as the template's
+``clean_html`` filter (nbconvert's own allow-list has no ``<th>``, ``<thead>`` or headings: a lecture's Markdown
+table would show its tags), and the page carries a Content-Security-Policy
 (:data:`autograder.offline_maths.FEEDBACK_CSP`) that forbids inline scripts, event handlers and any origin but
 the page's own folder.
 """
@@ -25,11 +28,21 @@ import binascii
 import re
 from typing import Any
 
+import bleach
 from nbconvert.preprocessors import Preprocessor
 from nbformat.notebooknode import NotebookNode
 from traitlets import Bool
 
-__all__ = ["SAFE_MIME_TYPES", "SafeMarkup", "safe_output"]
+__all__ = ["ALLOWED_TAGS", "SAFE_MIME_TYPES", "SafeMarkup", "clean_html", "safe_output"]
+
+ALLOWED_TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "code", "del", "details", "div", "em", "h1", "h2", "h3", "h4", "h5",
+    "h6", "hr", "i", "kbd", "li", "ol", "p", "pre", "s", "span", "strong", "sub", "summary", "sup", "table",
+    "tbody", "td", "tfoot", "th", "thead", "tr", "ul"})
+"""The tags a rendered Markdown cell keeps (others are shown as text): no script, style, image, form or frame."""
+
+_ATTRIBUTES = {"a": ["href", "title"], "abbr": ["title"], "th": ["align"], "td": ["align"]}
+# no class or style: the page's own classes (Bootstrap's panels, nbgrader's score labels) could be imitated
 
 SAFE_MIME_TYPES = ("text/plain", "image/png", "image/jpeg")
 """The output types a feedback page shows."""
@@ -45,6 +58,15 @@ def _strict_base64(data: object) -> bool:
     except (binascii.Error, ValueError):
         return False
     return True
+
+
+def clean_html(html: object) -> str:
+    """``html`` with only :data:`ALLOWED_TAGS`, plain attributes and ``http``/``https``/``mailto`` links (bleach);
+    anything else is escaped, so it shows as text."""
+    text = html.decode() if isinstance(html, bytes) else str(html)
+    cleaned: str = bleach.clean(text, tags=ALLOWED_TAGS, attributes=_ATTRIBUTES,
+                                protocols={"http", "https", "mailto"}, strip_comments=True)
+    return cleaned
 
 
 def safe_output(output: NotebookNode) -> NotebookNode:
