@@ -87,6 +87,10 @@ def _offline(page: Path) -> None:
     assert mathjax.is_file() and mathjax.stat().st_size > 10_000, mathjax
     for name in MATHJAX_CONFIG.split(","):
         assert (mathjax.parent / "config" / f"{name}.js").is_file(), name
+    # every way a page is made (dp-course grade / feedback, nbgrader generate_feedback, Formgrader's button)
+    # carries the policy that forbids inline scripts and the network (issue 27 item 3)
+    assert re.search(r"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+                     r"script-src 'self' 'unsafe-eval';", html), page
 
 
 def test_a_page_before_hand_grading_says_what_is_still_to_be_marked(graded: Graded) -> None:
