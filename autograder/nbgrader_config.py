@@ -54,12 +54,15 @@ c.Autograde.autograde_preprocessors = [
 c.IncludeHeaderFooter.header = "header.ipynb"
 
 # Feedback (nbgrader generate_feedback, Formgrader's "Generate Feedback" button, dp-course feedback): nbgrader's
-# default steps (GetGrades, CSSHTMLHeaderPreprocessor) with the hidden tests stripped, the answers still to be
-# marked by hand said so, and MathJax loaded from a copy beside the pages instead of a CDN.  The grader uses the
-# same list (autograder.settings.FEEDBACK_STEPS; a test keeps the two equal).
+# default steps (GetGrades, CSSHTMLHeaderPreprocessor) with the hidden tests stripped, the outputs of hidden tests
+# (and of the student's cells after them) withheld, every output reduced to text and checked images, the answers
+# still to be marked by hand said so, and MathJax loaded from a copy beside the pages instead of a CDN.  The grader
+# uses the same list (autograder.settings.FEEDBACK_STEPS; a test keeps the two equal).
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "autograder.preprocessors.strip_hidden_tests.StripHiddenTests",
+    "autograder.preprocessors.withhold_hidden_outputs.WithholdHiddenOutputs",
+    "autograder.preprocessors.safe_markup.SafeMarkup",
     "autograder.preprocessors.pending_hand_grading.PendingHandGrading",
     "autograder.preprocessors.offline_maths.OfflineMaths",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",

@@ -18,8 +18,8 @@ from typing import Any
 
 import nbgrader
 
-__all__ = ["MATHJAX_CONFIG", "MATHJAX_URL", "STATIC_DIR", "TEMPLATE_FILE", "TEMPLATE_BASEDIR", "mathjax_source",
-           "install_mathjax", "feedback_exporter_config"]
+__all__ = ["CLEAN_HTML", "MATHJAX_CONFIG", "MATHJAX_URL", "STATIC_DIR", "TEMPLATE_FILE", "TEMPLATE_BASEDIR",
+           "mathjax_source", "install_mathjax", "feedback_exporter_config"]
 
 STATIC_DIR = "_static"
 """The folder, beside the students' folders of a feedback folder, that holds the pages' static files."""
@@ -35,6 +35,9 @@ TEMPLATE_BASEDIR = Path(__file__).resolve().parent / "templates" / "nbconvert"
 
 TEMPLATE_FILE = "dp_course_feedback.html.j2"
 """nbgrader's feedback template with MathJax loaded from :data:`MATHJAX_URL` instead of the CDN."""
+
+CLEAN_HTML = "autograder.preprocessors.safe_markup.clean_html"
+"""The template's ``clean_html`` filter (by name: nbconvert imports it; this module imports no preprocessor)."""
 
 _NBGRADER_TEMPLATES = Path(nbgrader.__file__).resolve().parent / "server_extensions" / "formgrader" / "templates"
 _SKIP = ("localization",)  # MathJax loads translations only for a language other than English
@@ -67,7 +70,11 @@ def feedback_exporter_config() -> dict[str, Any]:
     """``HTMLExporter`` settings of ``generate_feedback``: the kit's template and :data:`MATHJAX_URL`.
 
     ``extra_template_basedirs`` must list nbgrader's own templates too: nbgrader adds them only when the option is
-    not configured.
+    not configured.  ``sanitize_html``: nbconvert cleans the HTML of Markdown cells (and of HTML outputs, which
+    :class:`~autograder.preprocessors.safe_markup.SafeMarkup` has already reduced to text) with bleach, so no
+    ``<script>``, event handler or ``javascript:`` link of the student's reaches the page; ``filters``: that
+    cleaning is the kit's (:data:`CLEAN_HTML`), also in the kit's ``markdowncell`` block.
     """
     return {"template_name": "feedback", "template_file": TEMPLATE_FILE, "mathjax_url": MATHJAX_URL,
+            "sanitize_html": True, "filters": {"clean_html": CLEAN_HTML},
             "extra_template_basedirs": [str(TEMPLATE_BASEDIR), str(_NBGRADER_TEMPLATES)]}

@@ -55,12 +55,15 @@ deleted are put back: ``OverwriteCells.add_missing_cells``)."""
 FEEDBACK_STEPS = [
     "nbgrader.preprocessors.GetGrades",
     "autograder.preprocessors.strip_hidden_tests.StripHiddenTests",
+    "autograder.preprocessors.withhold_hidden_outputs.WithholdHiddenOutputs",
+    "autograder.preprocessors.safe_markup.SafeMarkup",
     "autograder.preprocessors.pending_hand_grading.PendingHandGrading",
     "autograder.preprocessors.offline_maths.OfflineMaths",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
-"""nbgrader's ``generate_feedback`` steps, with the hidden tests stripped, the answers still to be marked by hand
-said so and MathJax loaded offline (the same list as the course's ``nbgrader_config.py``)."""
+"""nbgrader's ``generate_feedback`` steps, with the hidden tests stripped, their outputs withheld
+(``WithholdHiddenOutputs``), outputs reduced to text and checked images (``SafeMarkup``), the answers still to be
+marked by hand said so and MathJax loaded offline (the same list as the course's ``nbgrader_config.py``)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,6 +38,7 @@ from autograder.grading import grade
 from autograder.limits import Limits
 from autograder.offline_maths import MATHJAX_CONFIG
 from autograder.preprocessors.pending_hand_grading import PENDING_NOTE
+from autograder.preprocessors.withhold_hidden_outputs import HIDDEN_FAILED
 from autograder.results import GradeRun
 from autograder.settings import FEEDBACK_STEPS, course_config
 
@@ -86,6 +87,10 @@ def _offline(page: Path) -> None:
     assert mathjax.is_file() and mathjax.stat().st_size > 10_000, mathjax
     for name in MATHJAX_CONFIG.split(","):
         assert (mathjax.parent / "config" / f"{name}.js").is_file(), name
+    # every way a page is made (dp-course grade / feedback, nbgrader generate_feedback, Formgrader's button)
+    # carries the policy that forbids inline scripts and the network (issue 27 item 3)
+    (meta,) = [m for m in re.findall(r"<meta\b[^>]*>", html) if 'http-equiv="Content-Security-Policy"' in m]
+    assert "content=\"default-src 'none'; script-src 'self' 'unsafe-eval';" in meta, page
 
 
 def test_a_page_before_hand_grading_says_what_is_still_to_be_marked(graded: Graded) -> None:
@@ -192,7 +197,8 @@ def test_nbgrader_generate_feedback_in_the_course_strips_hidden_tests(graded: Gr
         assert "hidden tests are not shown" in html, student
         _no_hidden_test(out, html, student)
         _offline(page)
-    assert "hidden check HIDDEN-TOKEN-EX2 failed" in (crs / "feedback" / "carol" / NAME / f"{NAME}.html").read_text()
+    carol = (crs / "feedback" / "carol" / NAME / f"{NAME}.html").read_text()
+    assert HIDDEN_FAILED in carol and "HIDDEN-TOKEN-EX2" not in carol  # a failed hidden test: its verdict, no message
 
 
 def test_formgraders_generate_feedback_button_strips_hidden_tests(graded: Graded) -> None:
@@ -206,7 +212,7 @@ def test_formgraders_generate_feedback_button_strips_hidden_tests(graded: Graded
     result = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).generate_feedback(NAME, "carol")
     assert result["success"], result.get("error")
     html = page.read_text()
-    assert "hidden tests are not shown" in html and "hidden check HIDDEN-TOKEN-EX2 failed" in html
+    assert "hidden tests are not shown" in html and HIDDEN_FAILED in html and "HIDDEN-TOKEN-EX2" not in html
     _no_hidden_test(out, html, "carol")
     _offline(page)
 

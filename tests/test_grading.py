@@ -31,6 +31,7 @@ from autograder.events import Severity
 from autograder.grading import grade
 from autograder.limits import Limits
 from autograder.preprocessors.strip_hidden_tests import StripHiddenTests
+from autograder.preprocessors.withhold_hidden_outputs import HIDDEN_FAILED
 from autograder.results import GradeRun, SubmissionResult
 
 pytestmark = pytest.mark.xdist_group("grading")  # shares module fixtures: one xdist worker
@@ -135,9 +136,9 @@ def test_feedback_has_no_hidden_tests(graded: Graded) -> None:
     # nbgrader's own rendering of the same notebook does show them: the stripping is what removes them
     raw, _ = HTMLExporter().from_filename(str(crs / "autograded" / "carol" / NAME / f"{NAME}.ipynb"))
     assert feedback.leaked_hidden_lines(raw, hidden) == hidden
-    # carol failed a hidden check: she sees its message, not its code
+    # carol failed a hidden check: she sees that it failed, not its code nor its message (issue 27 item 2)
     carol = (run.output_dir / next(r for r in run.results if r.student == "carol").feedback[0]).read_text()
-    assert "hidden check HIDDEN-TOKEN-EX2 failed" in carol
+    assert HIDDEN_FAILED in carol and "HIDDEN-TOKEN-EX2" not in carol
 
 
 def test_report_files(graded: Graded) -> None:
@@ -290,7 +291,7 @@ def test_feedback_strips_hidden_tests_with_configured_delimiters(toy: hostile.To
     hidden = feedback.hidden_test_lines(run.output_dir / "course")[NAME][NAME]
     assert len(hidden) == 4 and feedback.leaked_hidden_lines(html, hidden) == []
     assert not any(code in html for code in HIDDEN_CODE) and SECRET_BEGIN not in html
-    assert "hidden check HIDDEN-TOKEN-EX2 failed" in html and "hidden tests are not shown" in html
+    assert HIDDEN_FAILED in html and "HIDDEN-TOKEN-EX2" not in html and "hidden tests are not shown" in html
 
 
 # --------------------------------------------------------------------------------------------------------

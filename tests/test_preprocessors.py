@@ -121,7 +121,9 @@ def test_report_escapes_flagged_student_code(tmp_path: Path) -> None:
     html, md = html_path.read_text(), md_path.read_text()
     assert SCRIPT not in html and "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;" in html
     assert "x&lt;y&gt;.txt" in html
-    assert f"- **code to review** (flag) in 00_toy [ex1_answer]: eve_00_toy.ipynb: cell 4: x = '{SCRIPT}'" in md
+    # report.md: the line as escaped Markdown text (issue 27 item 3), no HTML
+    assert ("- **code to review** (flag) in 00_toy \\[ex1_answer\\]: eve_00_toy.ipynb: cell 4: "
+            "x = '\\<script\\>alert('pwned')\\</script\\>'") in md and "<script>" not in md
     assert "| 00_toy | ex2 | 2 | 0.00 | 0/1 | 0/1 | 1/1 | 0/1 |" in md
     data = json.loads((tmp_path / "results.json").read_text())
     assert data["results"][0]["events"][0]["kind"] == "suspicious_code"

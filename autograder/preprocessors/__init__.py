@@ -7,6 +7,10 @@
                                        emulation (plain ``nbgrader autograde``, the tests)
 :mod:`.drop_empty_metadata`            ``DropEmptyNbgraderMetadata``: clean-up after ``DeduplicateIds``
 :mod:`.strip_hidden_tests`             ``StripHiddenTests``: hidden tests out of the feedback
+:mod:`.withhold_hidden_outputs`        ``WithholdHiddenOutputs``: a hidden test's cell shows pass/fail only,
+                                       the student's cells after it no output
+:mod:`.safe_markup`                    ``SafeMarkup``: outputs reduced to text and checked images, metadata a
+                                       template writes unescaped dropped (no student markup runs)
 :mod:`.pending_hand_grading`           ``PendingHandGrading``: the feedback says which written answers are
                                        still to be marked by hand (instead of "0 / 2")
 :mod:`.offline_maths`                  ``OfflineMaths``: the feedback loads MathJax from a copy beside it
