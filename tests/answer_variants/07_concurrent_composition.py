@@ -2,8 +2,8 @@
 
 Format: see ``tests/answer_variants/01_foundations.py`` (a wrong answer may say how many points it may score at
 most: trivial answers and library wrappers earn nothing).  Every extra variant index adds one submission to the
-nbgrader round trip, so the lists stop at four wrong answers and one alternative.  Each code string replaces a
-whole answer cell; the notebook's setup cell has already imported ``np``, ``stats``, ``special``, ``integrate``,
+nbgrader round trip, so the lists stop at four wrong answers and one alternative (Exercise 3 lists every privacy
+bug of issue 22 item 1).  Each code string replaces a whole answer cell; the notebook's setup cell has already imported ``np``, ``stats``, ``special``, ``integrate``,
 ``itertools``, ``math``, the library's interactive tools and ``randomized_response_rdp``.
 """
 
@@ -240,6 +240,80 @@ VARIANTS = {
                     return "HALTED", None, state
                 if abs(value - guess) + rng.laplace(0, c / epsilon) >= tolerance + rho:
                     return "WRONG", float(value), (rho, wrong + 1)
+                return "PASS", None, (rho, wrong)
+            """,
+            # the estimate reuses the comparison noise: v = f + gamma (worst-case epsilon 5.50 > 4 on an exact
+            # instance)
+            """
+            def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
+                if state is None:
+                    state = (rng.laplace(0, 1 / epsilon), 0)
+                rho, wrong = state
+                if wrong >= c:
+                    return "HALTED", None, state
+                gamma = rng.laplace(0, c / epsilon)
+                if abs(value - guess) + gamma >= tolerance + rho:
+                    return "WRONG", float(value + gamma), (rho, wrong + 1)
+                return "PASS", None, (rho, wrong)
+            """,
+            # all three noise scales halved (8 epsilon-DP)
+            """
+            def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
+                if state is None:
+                    state = (rng.laplace(0, 0.5 / epsilon), 0)
+                rho, wrong = state
+                if wrong >= c:
+                    return "HALTED", None, state
+                if abs(value - guess) + rng.laplace(0, c / (2 * epsilon)) >= tolerance + rho:
+                    return "WRONG", float(value + rng.laplace(0, c / (2 * epsilon))), (rho, wrong + 1)
+                return "PASS", None, (rho, wrong)
+            """,
+            # the estimate's noise at c/(3 epsilon): the budget split in three once more
+            """
+            def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
+                if state is None:
+                    state = (rng.laplace(0, 1 / epsilon), 0)
+                rho, wrong = state
+                if wrong >= c:
+                    return "HALTED", None, state
+                if abs(value - guess) + rng.laplace(0, c / epsilon) >= tolerance + rho:
+                    return "WRONG", float(value + rng.laplace(0, c / (3 * epsilon))), (rho, wrong + 1)
+                return "PASS", None, (rho, wrong)
+            """,
+            # the threshold noise at 1/(3 epsilon)
+            """
+            def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
+                if state is None:
+                    state = (rng.laplace(0, 1 / (3 * epsilon)), 0)
+                rho, wrong = state
+                if wrong >= c:
+                    return "HALTED", None, state
+                if abs(value - guess) + rng.laplace(0, c / epsilon) >= tolerance + rho:
+                    return "WRONG", float(value + rng.laplace(0, c / epsilon)), (rho, wrong + 1)
+                return "PASS", None, (rho, wrong)
+            """,
+            # the comparison noise at 2c/epsilon
+            """
+            def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
+                if state is None:
+                    state = (rng.laplace(0, 1 / epsilon), 0)
+                rho, wrong = state
+                if wrong >= c:
+                    return "HALTED", None, state
+                if abs(value - guess) + rng.laplace(0, 2 * c / epsilon) >= tolerance + rho:
+                    return "WRONG", float(value + rng.laplace(0, c / epsilon)), (rho, wrong + 1)
+                return "PASS", None, (rho, wrong)
+            """,
+            # Dwork-Roth's AboveThreshold scales: threshold Lap(2/epsilon), comparison Lap(4c/epsilon)
+            """
+            def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
+                if state is None:
+                    state = (rng.laplace(0, 2 / epsilon), 0)
+                rho, wrong = state
+                if wrong >= c:
+                    return "HALTED", None, state
+                if abs(value - guess) + rng.laplace(0, 4 * c / epsilon) >= tolerance + rho:
+                    return "WRONG", float(value + rng.laplace(0, c / epsilon)), (rho, wrong + 1)
                 return "PASS", None, (rho, wrong)
             """,
             # trivial: always PASS
