@@ -6,6 +6,7 @@ self-check all run with exactly these settings.
 """
 
 from autograder.offline_maths import feedback_exporter_config
+from autograder.settings import FEEDBACK_STEPS
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
 
@@ -57,15 +58,7 @@ c.IncludeHeaderFooter.header = "header.ipynb"
 # default steps (GetGrades, CSSHTMLHeaderPreprocessor) with the hidden tests stripped, the outputs of hidden tests
 # (and of the student's cells after them) withheld, every output reduced to text and checked images, the answers
 # still to be marked by hand said so, and MathJax loaded from a copy beside the pages instead of a CDN.  The grader
-# uses the same list (autograder.settings.FEEDBACK_STEPS; a test keeps the two equal).
-c.GenerateFeedback.preprocessors = [
-    "nbgrader.preprocessors.GetGrades",
-    "autograder.preprocessors.strip_hidden_tests.StripHiddenTests",
-    "autograder.preprocessors.withhold_hidden_outputs.WithholdHiddenOutputs",
-    "autograder.preprocessors.safe_markup.SafeMarkup",
-    "autograder.preprocessors.pending_hand_grading.PendingHandGrading",
-    "autograder.preprocessors.offline_maths.OfflineMaths",
-    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-]
+# uses the same list: autograder.settings.FEEDBACK_STEPS, the one definition.
+c.GenerateFeedback.preprocessors = list(FEEDBACK_STEPS)
 for _key, _value in feedback_exporter_config().items():
     setattr(c.HTMLExporter, _key, _value)
