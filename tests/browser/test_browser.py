@@ -17,7 +17,6 @@ with the reason; with ``DP_COURSE_CI=1`` that is a failure.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -25,8 +24,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from _browser_lab import (ARTIFACTS, CHROMIUM, Console, course_notebooks, launch, open_notebook, run_all_and_save,
-                          run_all_problems)
+from _browser_lab import (ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, course_notebooks, launch,
+                          open_notebook, require, run_all_and_save, run_all_problems)
 from _lab_server import LabServer, copy_course
 
 pytestmark = pytest.mark.slow
@@ -46,25 +45,17 @@ NOTEBOOK_PARAMS = [pytest.param(rel, marks=_half(i)) for i, rel in enumerate(NOT
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-def _require(what: str, ok: bool) -> None:
-    if ok:
-        return
-    reason = f"browser test needs {what}"
-    if os.environ.get("DP_COURSE_CI") == "1":
-        pytest.fail(f"{reason} (required in CI: DP_COURSE_CI=1)")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """One JupyterLab server on a copy of the course and one chromium page for the module's tests on this
     worker."""
-    _require(f"Debian's chromium at {CHROMIUM} (`python3 run.py test` installs it as root or with sudo -n)",
-             CHROMIUM.exists())
+    require(CHROMIUM_NEEDED, CHROMIUM.exists())
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _require("the Python package playwright (dev extra: `python3 run.py setup --dev`)", False)
+        require(PLAYWRIGHT_NEEDED, False)
     work = tmp_path_factory.mktemp("browser")
     course = copy_course(work / "course")
     for fixture in FIXTURES.glob("*.ipynb"):

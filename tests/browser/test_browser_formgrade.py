@@ -15,7 +15,6 @@ Screenshots go to ``artifacts/browser/``.  Without chromium the module skips wit
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -23,8 +22,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from _browser_lab import (ARTIFACTS, CHROMIUM, Console, formgrader_students, launch, mark, open_formgrader,
-                          open_submission)
+from _browser_lab import (ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, formgrader_students,
+                          launch, mark, open_formgrader, open_submission, require)
 from _lab_server import FormgradeServer
 from autograder import cells, demo
 from autograder.course import autograde, make_course, submit
@@ -43,13 +42,6 @@ Q4_SOURCE = (f"### BEGIN SOLUTION\n{MODEL_TOKEN}: a larger $\\varepsilon$ lets t
              "* 1 point – less noise follows from the larger bound.\n### END SOLUTION")
 
 
-def _require(what: str, ok: bool) -> None:
-    if ok:
-        return
-    reason = f"browser test needs {what}"
-    if os.environ.get("DP_COURSE_CI") == "1":
-        pytest.fail(f"{reason} (required in CI: DP_COURSE_CI=1)")
-    pytest.skip(reason)
 
 
 def toy_with_mark_scheme(solutions: Path) -> Path:
@@ -66,8 +58,7 @@ def graded(tmp_path_factory):
     """A graded run's OUTPUT folder, its course built with nbgrader directly (faster than ``dp-course grade``,
     same layout: ``OUTPUT/course`` with the gradebook, sources and autograded notebooks): the toy assignment
     for alice (full solution and a written answer) and bob (untouched)."""
-    _require(f"Debian's chromium at {CHROMIUM} (`python3 run.py test` installs it as root or with sudo -n)",
-             CHROMIUM.exists())
+    require(CHROMIUM_NEEDED, CHROMIUM.exists())
     work = tmp_path_factory.mktemp("formgrade")
     source = toy_with_mark_scheme(work / "solutions")
     output = work / "grading"
@@ -85,7 +76,7 @@ def test_formgrader_shows_the_mark_scheme_and_saves_marks(graded):
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _require("the Python package playwright (dev extra: `python3 run.py setup --dev`)", False)
+        require(PLAYWRIGHT_NEEDED, False)
     work, output = graded
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     server = FormgradeServer(root_dir=output / "course", work=work)

@@ -38,8 +38,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from _browser_lab import (ARTIFACTS, CHROMIUM, Console, formgrader_students, launch, mark, open_formgrader,
-                          open_submission)
+from _browser_lab import (ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, formgrader_students,
+                          launch, mark, open_formgrader, open_submission, require)
 from _lab_server import FormgradeServer
 from autograder import cells
 from autograder.course import NOTEBOOKS_DIR, REPO_ROOT, SOLUTIONS_DIR
@@ -74,13 +74,6 @@ HAND_MARKS = {
 }
 
 
-def _require(what: str, ok: bool) -> None:
-    if ok:
-        return
-    reason = f"the semester walk-through needs {what}"
-    if os.environ.get("DP_COURSE_CI") == "1":
-        pytest.fail(f"{reason} (required in CI: DP_COURSE_CI=1)")
-    pytest.skip(reason)
 
 
 def _student_id(key: str) -> str:
@@ -254,12 +247,11 @@ def _score_cells(text: str, student: str, lecture: str) -> list[str]:
 
 
 def test_a_semester_as_the_guide_walks_it(tmp_path):
-    _require(f"Debian's chromium at {CHROMIUM} (`python3 run.py test` installs it as root or with sudo -n)",
-             CHROMIUM.exists())
+    require(CHROMIUM_NEEDED, CHROMIUM.exists())
     try:
         import playwright.sync_api  # noqa: F401, PLC0415 - optional dev dependency
     except ImportError:
-        _require("the Python package playwright (dev extra: `python3 run.py setup --dev`)", False)
+        require(PLAYWRIGHT_NEEDED, False)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     semester = Semester(tmp_path / "instructor")
     home = semester.home
