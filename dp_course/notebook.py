@@ -14,6 +14,11 @@ bare ``NotImplementedError:``.  Each lecture's setup cell calls :func:`brief_err
 
 * every other error keeps IPython's full traceback (it is the student's own bug, and the frames help).
 
+A cell that plots a student's answer and stops at the unanswered stub would show a half-drawn figure (the
+inline backend shows every open figure after the cell).  So an unanswered exercise also closes the open pyplot
+figures: the cell shows its one line and no figure, as if the answer had been computed before the figure was
+created.  (With the inline backend's default ``close_figures=True`` the only open figures are the cell's own.)
+
 Only the *display* changes: the cell still fails, IPython still publishes an ``error`` output with the same
 ``ename`` and ``evalue`` (only its ``traceback`` lines are shorter), so nbclient still raises
 ``CellExecutionError`` and nbgrader still scores the test cell zero.  ``%tb`` and ``%debug`` still show the
@@ -36,6 +41,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
+import matplotlib.pyplot as plt
 from IPython import get_ipython
 
 __all__ = ["MAX_EXERCISES", "exercise_label", "brief_errors"]
@@ -97,6 +103,7 @@ class _BriefTracebacks:
         self.exercises = exercises
 
     def unanswered(self, frames: list[TracebackType]) -> list[str]:
+        plt.close("all")               # no half-drawn figure of the missing answer
         name = frames[-1].tb_frame.f_code.co_name if frames else "<module>"
         if name.startswith("<"):       # raised at the top level of a cell
             return [f"{_RED}NotImplementedError{_RESET}: not answered yet"]

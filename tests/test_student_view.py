@@ -23,7 +23,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from autograder import kernel_guard, library_code
+from autograder import course, kernel_guard, library_code, release
 from autograder.cells import strip_ansi
 from dp_course import notebook
 
@@ -41,7 +41,8 @@ def _tool(name: str) -> ModuleType:
 setup_tool = _tool("brief_errors_setup")
 errata_tool = _tool("link_errata")
 
-SETUP = 'from dp_course.notebook import brief_errors\nbrief_errors({"leaky_rr_pmfs": "Exercise 1(a)"})'
+SETUP = ('%matplotlib inline\nimport matplotlib.pyplot as plt\nfrom dp_course.notebook import brief_errors\n'
+         'brief_errors({"leaky_rr_pmfs": "Exercise 1(a)"})')
 STUB = 'def leaky_rr_pmfs(epsilon, delta):\n    """pmfs"""\n    # YOUR CODE HERE\n    raise NotImplementedError()'
 SELF_CHECK = "print('self-check')\nleaky_rr_pmfs(1.0, 0.1)"
 TEST = ('"""leaky_rr_pmfs sums to one."""\ndef _test_ex1a_sum():\n    def _check(eps):\n'
@@ -52,6 +53,7 @@ FAILING_TEST = ('"""leaky_rr_pmfs sums to one."""\ndef _test_ex1a_sum():\n    de
                 '        assert abs(sum(p) - 1) < 1e-12, f"epsilon = {eps}: the pmf must sum to 1, got {sum(p)}"\n'
                 '    _check(1.0)\n\n\n_test_ex1a_sum()')
 OTHER_ERROR = "def helper():\n    return 1 / 0\n\nhelper()"
+FIGURE = "fig, ax = plt.subplots()\nax.plot([0, 1], [0, 1])\nax.plot(leaky_rr_pmfs(1.0, 0.1))"
 
 
 def _run(cells: list[str], allow_errors: bool = True) -> nbformat.NotebookNode:
@@ -69,7 +71,7 @@ def _error(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 @pytest.fixture(scope="module")
 def executed() -> nbformat.NotebookNode:
-    return _run([SETUP, STUB, SELF_CHECK, TEST, WRONG, FAILING_TEST, OTHER_ERROR])
+    return _run([SETUP, STUB, SELF_CHECK, TEST, FIGURE, WRONG, FAILING_TEST, OTHER_ERROR, FIGURE])
 
 
 def test_unanswered_exercise_is_one_line_in_a_self_check_and_a_test(executed):
@@ -81,8 +83,16 @@ def test_unanswered_exercise_is_one_line_in_a_self_check_and_a_test(executed):
     assert executed.cells[2].outputs[0].text == "self-check\n"   # what ran before the stub still shows
 
 
+def test_a_figure_of_an_unanswered_exercise_is_not_shown_half_drawn(executed):
+    images = [[o for o in cell.outputs if o.output_type == "display_data" and "image/png" in o.data]
+              for cell in (executed.cells[4], executed.cells[8])]
+    assert images[0] == [], "the figure stopped at the stub must not be shown"
+    assert strip_ansi(_error(executed.cells[4]).traceback[0]).endswith("`leaky_rr_pmfs`: not answered yet")
+    assert len(images[1]) == 1, "the same cell with an answer shows its figure"
+
+
 def test_failing_visible_test_shows_its_message_first(executed):
-    error = _error(executed.cells[5])
+    error = _error(executed.cells[6])
     assert error.ename == "AssertionError"
     lines = [strip_ansi(line) for line in error.traceback]
     assert lines[0] == "AssertionError: epsilon = 1.0: the pmf must sum to 1, got 1.1"
@@ -90,7 +100,7 @@ def test_failing_visible_test_shows_its_message_first(executed):
 
 
 def test_other_errors_keep_their_traceback(executed):
-    error = _error(executed.cells[6])
+    error = _error(executed.cells[7])
     text = strip_ansi("\n".join(error.traceback))
     assert error.ename == "ZeroDivisionError" and "helper()" in text and "return 1 / 0" in text
     assert len(error.traceback) > 2
@@ -221,3 +231,22 @@ def test_errata_anchor_is_inline_and_idempotent():
     assert '<a id="erratum-3"></a>**3. Lemma 3.1.**' in once and '<a id="erratum-10"></a>**10. Step 4.**' in once
     assert errata_tool.anchor_items(once) == once and errata_tool.anchors(once) == {3, 10}
 
+
+
+# --------------------------------------------------------------------------------------------------------
+# The landing page (notebooks/README.md)
+
+
+def test_landing_page_ends_with_help_links_for_students():
+    index = (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+    assert index == release.render_index(course.assignments()), "run: python3 run.py course release"
+    visible = re.sub(r"<!--.*?-->", "", index, flags=re.DOTALL)
+    assert "edit the sources" not in visible, "the instructor note must not be what students read"
+    last = visible.rstrip().split("\n## ")[-1]
+    assert last.startswith("Help\n"), "the page ends with its help section"
+    assert "dp-course check" in last and "Ctrl+S" in last
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", last)
+    assert {"../docs/student-guide.md", "../docs/errata.md"} <= set(links)
+    for link in links:
+        assert (ROOT / "notebooks" / link).resolve().is_file(), f"the help link {link} leads nowhere"
+    assert "ask your instructor" in last
