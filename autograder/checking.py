@@ -10,6 +10,11 @@ the student's functions through the same proxies and codec (:mod:`autograder.tru
 grader cannot differ on a visible test.  The result lists, per exercise,
 each test cell (visible part) as passed or failed, with the assertion message and the points at stake.
 
+The check reads the notebook's *saved* file: the report opens with the time it was saved ("Checked the version
+saved at 14:03:05 – save (Ctrl+S) first") and warns when Jupyter's checkpoint of it (or an interrupted save's
+temporary file) was written later with other content (:func:`saved_version`); unsaved changes in a browser
+cannot be seen from the command line.
+
 Passing every visible test does not guarantee full marks: the hidden tests run when the instructor grades.
 """
 

@@ -117,7 +117,7 @@ class _BriefTracebacks:
         last = frames[-1]
         code = last.tb_frame.f_code
         line = linecache.getline(code.co_filename, last.tb_lineno).strip()
-        where = f"in visible test {grade_id}" + (f", {code.co_name}" if code.co_name != test.tb_frame.f_code.co_name
+        where = f"in test {grade_id}" + (f", {code.co_name}" if code.co_name != test.tb_frame.f_code.co_name
                                                    else "")
         return [f"{_RED}AssertionError{_RESET}: {value}",
                 f"({where}, line {last.tb_lineno}{': ' + line if line else ''})"]

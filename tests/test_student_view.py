@@ -96,7 +96,7 @@ def test_failing_visible_test_shows_its_message_first(executed):
     assert error.ename == "AssertionError"
     lines = [strip_ansi(line) for line in error.traceback]
     assert lines[0] == "AssertionError: epsilon = 1.0: the pmf must sum to 1, got 1.1"
-    assert len(lines) == 2 and lines[1].startswith("(in visible test ex1a_sum, _check, line 5: assert abs(sum(p)")
+    assert len(lines) == 2 and lines[1].startswith("(in test ex1a_sum, _check, line 5: assert abs(sum(p)")
 
 
 def test_other_errors_keep_their_traceback(executed):
