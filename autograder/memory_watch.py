@@ -15,7 +15,7 @@ namespace, orphans are adopted by the sandbox's own init, so the tree holds them
   each file once.  A memfd both mapped and held open is counted twice (the cap errs on the safe side; honest
   notebooks do not use memfd).
 
-Past half the cap it polls five times as often.  Over the cap, the launcher kills the whole tree and writes a
+Over the cap, the launcher kills the whole tree and writes a
 line starting with :data:`MARKER` to its log, which the grader reports as
 :attr:`autograder.events.EventKind.MEMORY_LIMIT` ("memory limit: the kernel and its child processes used X MB,
 the limit is Y MB").  Between two polls the tree can overshoot by what it allocates in a poll's time, which a
@@ -149,8 +149,7 @@ class TreeMemory:
         return pids, used
 
     def _run(self) -> None:
-        used = 0
-        while not self._stop.wait(POLL_SECONDS if used < self.limit // 2 else POLL_SECONDS / 5):
+        while not self._stop.wait(POLL_SECONDS):
             pids, used = self.sample()
             if used > self.limit:
                 for pid in reversed(pids):  # the deepest first: the root (bwrap) takes its namespace down last
