@@ -27,6 +27,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 import textwrap
 import threading
 import time
@@ -37,7 +40,7 @@ import nbformat
 import pytest
 
 from adversarial import hostile
-from autograder import cells, demo, memory_watch
+from autograder import cells, demo, disk_watch, memory_watch
 from autograder.events import Severity
 from autograder.grading import grade
 from autograder.limits import Limits
@@ -296,3 +299,88 @@ def test_stalled_feedback_render_costs_the_page_not_the_grade(memory_run: dict[s
 def test_no_kernel_is_left(memory_run: dict[str, Any]) -> None:
     left = [p for p in memory_watch.descendants(os.getpid()) if "ipykernel" in _cmdline(p)]
     assert not left, left
+
+
+# ---- the watch itself, without a grading run -------------------------------------------------------------
+
+_TREE = textwrap.dedent("""
+    import os, sys, time
+    for _i in range(int(sys.argv[1])):
+        if os.fork() == 0:
+            _hold = bytearray(b'x') * (int(sys.argv[2]) << 20)
+            time.sleep(30)
+            os._exit(0)
+    fd = os.memfd_create('m')
+    os.write(fd, b'y' * (int(sys.argv[3]) << 20))
+    print('ready', flush=True)
+    time.sleep(30)
+    """)
+
+
+def _tree(children: int, each_mb: int, memfd_mb: int) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", _TREE, str(children), str(each_mb), str(memfd_mb)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def test_tree_bytes_counts_children_and_memfd_once() -> None:
+    proc = _tree(3, 40, 50)
+    try:
+        time.sleep(0.5)  # the children have allocated by now (they started before the memfd was written)
+        pids = [proc.pid, *memory_watch.descendants(proc.pid)]
+        assert len(pids) == 4
+        used = memory_watch.tree_bytes(pids)
+        assert 3 * 40 * MB + 50 * MB <= used < 3 * 40 * MB + 50 * MB + 120 * MB, used / MB
+        assert sum(memory_watch.memfd_files(proc.pid).values()) >= 50 * MB
+        assert sum(memory_watch.process_bytes(p) for p in pids) < used  # the memfd is in no process's memory
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_tree_memory_kills_the_whole_tree_over_the_cap() -> None:
+    proc = _tree(4, 60, 30)
+    lines: list[str] = []
+    watch = memory_watch.TreeMemory(proc.pid, 200 * MB, lines.append).start()
+    try:
+        assert proc.wait(timeout=20) == -9
+        time.sleep(0.3)
+        assert memory_watch.descendants(proc.pid) == []
+        (line,) = lines
+        assert line.startswith(memory_watch.MARKER) and "the limit is 200 MB" in line
+        assert watch.peak > 200 * MB
+    finally:
+        watch.stop()
+        proc.kill()
+
+
+def test_tree_under_the_cap_is_left_alone() -> None:
+    proc = _tree(2, 20, 10)
+    lines: list[str] = []
+    watch = memory_watch.TreeMemory(proc.pid, 400 * MB, lines.append).start()
+    try:
+        time.sleep(1.0)
+        assert proc.poll() is None and lines == [] and 50 * MB < watch.peak < 400 * MB
+    finally:
+        watch.stop()
+        proc.kill()
+        proc.wait()
+
+
+def test_disk_watch_counts_files_of_a_tmpfs(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="max_files must be an integer >= 100, got 5"):
+        disk_watch.DiskWatch([], ["/tmp"], max_files=5)
+    watch = disk_watch.DiskWatch([], ["/dev/shm"], max_files=100)
+    before = disk_watch.tmpfs_files("/dev/shm")
+    if not before:
+        pytest.skip("no /dev/shm tmpfs here to count files on")
+    folder = Path("/dev/shm") / f"dpc-test-{os.getpid()}"
+    folder.mkdir()
+    try:
+        for i in range(150 if before < 100 else 1):
+            (folder / str(i)).touch()
+        why = watch.check("")
+        assert why is not None and why.startswith(disk_watch.MARKER) and "files in /dev/shm" in why, why
+    finally:
+        shutil.rmtree(folder)
