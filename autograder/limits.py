@@ -35,7 +35,9 @@ class Limits:
         cell_timeout: seconds one cell may run before it is interrupted (and scored as an error).
         notebook_timeout: seconds the whole notebook may run; then the kernel is stopped and the cells not
             yet run score zero.
-        memory_mb: address-space limit of the kernel (``RLIMIT_AS``), MiB.
+        memory_mb: memory limit, MiB: the address space of each process of the kernel (``RLIMIT_AS``) and the
+            memory of its whole process tree, children and memfd files included (:mod:`autograder.memory_watch`,
+            applied by the launcher).
         max_processes: processes and threads the kernel may have (``RLIMIT_NPROC``; applied only under a
             dedicated uid or in the sandbox's own user namespace, where it counts the kernel's processes alone).
         max_file_mb: largest file the kernel may write (``RLIMIT_FSIZE``), MiB.
