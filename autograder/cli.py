@@ -168,7 +168,8 @@ def _add_limits(p: argparse.ArgumentParser, *, sandbox: bool = True) -> None:
     g.add_argument("--notebook-timeout", type=float, default=_DEFAULTS.notebook_timeout, metavar="S",
                    help=f"seconds a whole notebook may run (default {_DEFAULTS.notebook_timeout:g})")
     g.add_argument("--memory-mb", type=int, default=_DEFAULTS.memory_mb, metavar="MB",
-                   help=f"address-space limit of each kernel (default {_DEFAULTS.memory_mb})")
+                   help=f"memory limit of each kernel process and of its whole process tree "
+                        f"(default {_DEFAULTS.memory_mb})")
     g.add_argument("--max-notebook-mb", type=float, default=_DEFAULTS.max_notebook_mb, metavar="MB",
                    help=f"larger notebook files are not opened (default {_DEFAULTS.max_notebook_mb:g})")
     if sandbox:

@@ -20,13 +20,18 @@ from collections.abc import Sequence
 import stat
 from pathlib import Path
 
-__all__ = ["MARKER", "POLL_SECONDS", "DiskWatch", "usage", "tmpfs_full", "sandbox_pid", "lock_socket_dir"]
+__all__ = ["MARKER", "POLL_SECONDS", "MAX_FILES", "DiskWatch", "usage", "tmpfs_full", "tmpfs_files", "sandbox_pid",
+           "lock_socket_dir"]
 
 MARKER = "[launcher] disk limit reached"
 """How the launcher's log line starts when it stopped a kernel for its disk use."""
 
 POLL_SECONDS = 0.2
 _FULL_BYTES = 1 << 20  # a tmpfs with less than this left is full
+MAX_FILES = 20_000
+"""Files (inodes: files, folders, links) each of the sandbox's tmpfs mounts may hold.  Each costs the host about
+1 KiB of kernel slab (inode and dentry), outside every byte cap: 400,000 empty files made 368 MB of slab (issue
+27).  bwrap passes no ``nr_inodes`` to its tmpfs mounts, so the watch counts them (``statvfs``)."""
 
 
 def usage(path: Path, max_entries: int) -> tuple[int, int]:
@@ -52,6 +57,15 @@ def tmpfs_full(path: str) -> bool:
     except OSError:
         return False
     return st.f_blocks > 0 and (st.f_bavail * st.f_frsize < _FULL_BYTES or (st.f_files > 0 and st.f_favail == 0))
+
+
+def tmpfs_files(path: str) -> int:
+    """The inodes in use on the file system at ``path`` (0 when it cannot be read)."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return 0
+    return max(0, st.f_files - st.f_ffree)
 
 
 def sandbox_pid(bwrap_pid: int) -> int | None:
@@ -93,11 +107,17 @@ class DiskWatch:
         host_dirs: ``(folder, bytes, entries)``: a host folder the kernel can write to, and by how many bytes and
             entries it may grow beyond what it held when the watch started.
         tmpfs: mount points inside the sandbox (``/tmp``, the working directory, ``/dev/shm``) that must not
-            fill up, looked at through ``/proc/PID/root`` of a sandboxed process.
+            fill up nor hold more than ``max_files`` inodes, looked at through ``/proc/PID/root`` of a sandboxed
+            process.
+        max_files: the inode cap of each ``tmpfs`` mount (:data:`MAX_FILES`).
     """
 
-    def __init__(self, host_dirs: Sequence[tuple[Path, int, int]], tmpfs: Sequence[str] = ()) -> None:
+    def __init__(self, host_dirs: Sequence[tuple[Path, int, int]], tmpfs: Sequence[str] = (),
+                 max_files: int = MAX_FILES) -> None:
+        if isinstance(max_files, bool) or not isinstance(max_files, int) or max_files < 100:
+            raise ValueError(f"max_files must be an integer >= 100, got {max_files!r}")
         self.tmpfs = list(tmpfs)
+        self.max_files = max_files
         self.caps = {Path(d): (nbytes, entries) for d, nbytes, entries in host_dirs}
         self.base = {d: usage(d, 10**9) for d in self.caps}
 
@@ -113,4 +133,8 @@ class DiskWatch:
             for mount in self.tmpfs:
                 if tmpfs_full(sandbox_root + mount):
                     return f"{MARKER}: {mount} is full (its size is capped); kernel stopped"
+                files = tmpfs_files(sandbox_root + mount)
+                if files > self.max_files:
+                    return (f"{MARKER}: {files} files in {mount} (allowed: {self.max_files} files per folder); "
+                            "kernel stopped")
         return None

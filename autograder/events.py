@@ -69,6 +69,8 @@ class EventKind(enum.Enum):
     ID_COLLISION = ("id_collision", Severity.FLAG,
                     "names that give the same student id (both graded, ids made distinct)")
     DISK_LIMIT = "disk_limit", Severity.ERROR, "disk space limit reached (kernel stopped)"
+    MEMORY_LIMIT = ("memory_limit", Severity.ERROR,
+                    "memory limit of the kernel and its child processes reached (kernel stopped)")
     NBGRADER_FAILED = "nbgrader_failed", Severity.ERROR, "nbgrader could not grade it"
     NOT_GRADED = "not_graded", Severity.ERROR, "could not be graded"
     KERNEL_START_FAILED = "kernel_start_failed", Severity.ERROR, "the kernel could not start"

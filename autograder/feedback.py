@@ -128,7 +128,7 @@ def fallback_feedback(student: str, assignment: str, notebook: str, exercises: E
 
 def publish_feedback(course: Path, out: Path, student: str, assignment: str, notebooks: list[str], *,
                      rendered: bool, expected: bool, unreadable: set[str], hidden: dict[str, list[str]],
-                     exercises: Exercises, events: list[Event]) -> list[str]:
+                     exercises: Exercises, events: list[Event], why_missing: str = "") -> list[str]:
     """Write the feedback pages of one submission to ``out/feedback/<student>/<assignment>/``.
 
     Args:
@@ -141,6 +141,7 @@ def publish_feedback(course: Path, out: Path, student: str, assignment: str, not
         hidden: ``{notebook: hidden test lines}`` of the assignment (:func:`hidden_test_lines`).
         exercises: the scores, for the summary.
         events: the submission's events; a ``FEEDBACK_FALLBACK`` event is appended for each page replaced.
+        why_missing: why nbgrader produced no page (e.g. its render ran out of time), for that event.
 
     Returns:
         The pages' paths relative to ``out``.
@@ -164,7 +165,7 @@ def publish_feedback(course: Path, out: Path, student: str, assignment: str, not
             shutil.copyfile(page, dest)
         else:
             why = ("hidden test code was found in nbgrader's feedback" if leaked else
-                   "no feedback notebook could be produced")
+                   "no feedback notebook could be produced" + (f": {why_missing}" if why_missing else ""))
             if leaked or (expected and nb not in unreadable):
                 events.append(Event(EventKind.FEEDBACK_FALLBACK, why, notebook=nb))
             dest.write_text(fallback_feedback(student, assignment, nb, exercises, events))

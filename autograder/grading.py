@@ -48,7 +48,7 @@ import nbformat
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from . import disk_watch, isolation, protect
+from . import disk_watch, isolation, memory_watch, protect
 from .course import SOLUTIONS_DIR
 from .diagnostics import clean_kernel_log
 from .events import Event, EventKind
@@ -271,7 +271,10 @@ def _submission_events(run: _Run, job: Job, reply: Reply) -> list[Event]:
     for nb_name, executed in sorted(reply.events.items()):
         events.extend(Event.from_json(e) for e in executed.get("events", []))
         last_words = clean_kernel_log(executed.get("kernel_log") or "")
-        if disk_watch.MARKER in last_words:
+        if memory_watch.MARKER in last_words:
+            events.append(Event(EventKind.MEMORY_LIMIT, last_words[last_words.index(memory_watch.MARKER):][:600],
+                                notebook=nb_name))
+        elif disk_watch.MARKER in last_words:
             events.append(Event(EventKind.DISK_LIMIT, last_words[last_words.index(disk_watch.MARKER):][:600],
                                 notebook=nb_name))
         elif last_words:
@@ -304,7 +307,8 @@ def _finish(run: _Run, job: Job, reply: Reply, worker_dir: Path) -> None:
                              run.notebooks[assignment] if job.feedback else [],
                              rendered=reply.feedback and not job.fallback, expected=reply.success and not job.fallback,
                              unreadable={f.notebook for f in files if f.problem},
-                             hidden=run.hidden.get(assignment, {}), exercises=exercises, events=events)
+                             hidden=run.hidden.get(assignment, {}), exercises=exercises, events=events,
+                             why_missing=reply.feedback_error)
     if pages:  # the pages show the gradebook as it is now: `dp-course feedback` leaves them until it changes
         record_pages(run.folder.root, student, assignment)
     events += review_events(main_db, assignment, student)  # for the instructor (after the student's page)

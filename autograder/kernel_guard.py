@@ -417,7 +417,7 @@ class Guard:
         fixes = self.restore()
         self.names.record()
         self.modules_before = set(sys.modules)
-        self.last = {"fixes": sorted(set(fixes)), "notes": []}
+        self.last = {"fixes": _capped(fixes), "notes": []}
         return self.last
 
     def after(self) -> Report:
@@ -431,12 +431,19 @@ class Guard:
                  and not type(t).__module__.startswith(LIBRARY_THREADS)]
         if extra:
             notes.append(f"{len(extra)} background thread(s) started by the notebook were running")
-        self.last = {"fixes": sorted(set(fixes)), "notes": notes}
+        self.last = {"fixes": _capped(fixes), "notes": notes}
         return self.last
 
     def release(self) -> None:
         """Unlock the locked modules (for in-process tests; in a kernel the guard stays until the kernel ends)."""
         self.modules.unlock()
+
+
+def _capped(fixes: list[str], keep: int = 49) -> list[str]:
+    """The distinct fixes, sorted, at most ``keep`` of 300 characters (the grader parses a report of at most
+    64 KiB and keeps no more than this), with a last line saying how many more there were."""
+    lines = sorted({f[:300] for f in fixes})
+    return lines[:keep] + ([f"... and {len(lines) - keep} more"] if len(lines) > keep else [])
 
 
 def make_guard(shell: Any, is_library: Judge) -> Guard:

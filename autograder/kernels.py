@@ -34,7 +34,7 @@ from jupyter_client.manager import AsyncKernelManager
 from . import sandbox
 from .course import subprocess_env
 from .isolation import SandboxInfo
-from .limits import Limits
+from .limits import RECEIVE_HWM, Limits
 
 __all__ = ["KernelSandbox", "copy_workdir", "library_paths", "prepare_mpl_cache"]
 
@@ -122,7 +122,8 @@ class KernelSandbox:
     def kernel_manager(self, config: Any, max_message_mb: int) -> AsyncKernelManager:
         """A kernel manager whose kernel is started by the launcher, talking over ``ipc`` sockets in ``c/``.
 
-        Messages larger than ``max_message_mb`` MiB are refused by ZeroMQ (a kernel cannot flood the grader).
+        Messages larger than ``max_message_mb`` MiB are refused by ZeroMQ and each socket of the client queues at
+        most :data:`autograder.limits.RECEIVE_HWM` messages (a kernel cannot flood the grader's memory).
         """
         km = AsyncKernelManager(config=config, transport="ipc", connection_file=str(self.conn_dir / "k.json"))
         km._kernel_spec = KernelSpec(
@@ -131,6 +132,7 @@ class KernelSandbox:
             env={}, metadata={})
         with contextlib.suppress(Exception):  # an older pyzmq without the option
             km.context.setsockopt(zmq.MAXMSGSIZE, int(max_message_mb) * 1024 * 1024)
+        km.context.setsockopt(zmq.RCVHWM, RECEIVE_HWM)
         return km
 
     def kernel_log(self) -> str:

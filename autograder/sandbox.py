@@ -18,9 +18,11 @@ program in the kernelspec, which applies, from the outside in:
    user who runs the grader (a student's browser alone has hundreds of threads).
 4. **Environment scrubbing**: the kernel gets a fixed, minimal environment (no tokens or paths from the
    instructor's shell).
-5. **A supervisor** (this launcher) that kills the whole sandbox after a hard wall-clock limit or when the kernel
-   fills a place it can write to (:mod:`autograder.disk_watch`: every such folder is capped), and keeps only the
-   first few kilobytes of the kernel's own output, for the report.
+5. **A supervisor** (this launcher) that kills the whole sandbox after a hard wall-clock limit, when the kernel
+   fills a place it can write to (:mod:`autograder.disk_watch`: every such folder is capped, in bytes and in
+   files) or when the kernel's whole process tree uses more memory than ``Limits.memory_mb``
+   (:mod:`autograder.memory_watch`: children and memfd files included), and keeps only the first few
+   kilobytes of the kernel's own output, for the report.
 
 Without a sandbox the kernel runs with layers 2-5 (2 only as root), in a private copy of the assignment's
 files; :mod:`autograder.isolation` describes what was in place.  The cell and notebook time limits, the output
@@ -47,7 +49,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import bwrap, disk_watch
+from . import bwrap, disk_watch, memory_watch
 from .limits import Limits
 
 __all__ = ["KernelPlan", "PYTHON", "UID_BASE", "python_roots", "kernel_env", "launch", "cleanup"]
@@ -238,6 +240,12 @@ def launch(plan_path: str, connection_file: str, kernel_args: Sequence[str] = ()
         reader = threading.Thread(target=drain, daemon=True)
         reader.start()
 
+        def memory_limit(line: str) -> None:  # from the watch's thread, after it killed the tree
+            log.write(f"\n{line}\n".encode())
+            log.flush()
+
+        memory = memory_watch.TreeMemory(child.pid, int(limits.memory_mb) * 2**20, memory_limit).start()
+
         def stop(signum: int, frame: Any) -> None:
             with contextlib.suppress(OSError):
                 child.kill()
@@ -261,6 +269,7 @@ def launch(plan_path: str, connection_file: str, kernel_args: Sequence[str] = ()
                     log.write(f"\n{why}\n".encode())
                     log.flush()
                     child.kill()
+        memory.stop()
         if uid is not None:
             _kill_uid(uid)  # anything that escaped (only possible without the pid namespace)
         reader.join(timeout=2)

@@ -16,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shutil
+import signal
 import sys
 import time
 import traceback
@@ -32,10 +34,11 @@ from .cells import grade_id, grade_ids
 from .diagnostics import last_error
 from .gradebook import export_submission
 from .jobs import Job, Reply
+from .limits import Limits
 from .preprocessors import trusted_tests
 from .settings import course_config
 
-__all__ = ["grade_job", "serve", "main"]
+__all__ = ["grade_job", "render_feedback", "serve", "main"]
 
 
 def grade_job(api: Any, root: Path, job: Job) -> Reply:
@@ -62,7 +65,8 @@ def grade_job(api: Any, root: Path, job: Job) -> Reply:
     t_autograde = time.monotonic() - started
     fb: dict[str, Any] = {"success": False}
     if res.get("success") and job.feedback:
-        fb = api.generate_feedback(assignment, student, force=True)
+        limits = Limits.from_json(dict(api.config.SafeExecute.get("limits") or {}))
+        fb = render_feedback(api, assignment, student, limits.feedback_timeout * max(1, len(job.files)))
     data = export_submission(api.coursedir.db_url, assignment, student) if res.get("success") else None
     events = {}
     for p in sorted((root / "events" / student / assignment).glob("*.json")):
@@ -70,6 +74,55 @@ def grade_job(api: Any, root: Path, job: Job) -> Reply:
             events[p.stem] = json.loads(p.read_text())
     return Reply(student, assignment, bool(res.get("success")), data, last_error(res), bool(fb.get("success")),
                  last_error(fb), events, round(time.monotonic() - started, 3), round(t_autograde, 3))
+
+
+def render_feedback(api: Any, assignment: str, student: str, seconds: float) -> dict[str, Any]:
+    """nbgrader's ``generate_feedback`` for one submission, in a child process (a fork of the worker) that may run
+    ``seconds``; past them it is killed and the result says why (``{"success": False, "error": ...}``).
+
+    A student's Markdown cell can stall the renderer (a regular expression that backtracks for hours, in C,
+    where no signal interrupts it): before, the worker hung until the job's deadline, was killed, and the
+    student scored zero.  Now the grade is already in the gradebook, and the page becomes the score-only
+    summary (:func:`autograder.feedback.publish_feedback`)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child (coverage does not follow a fork ended by os._exit)
+        code = 1
+        try:
+            os.close(r)
+            res = api.generate_feedback(assignment, student, force=True)
+            data = json.dumps({"success": bool(res.get("success")), "error": last_error(res)}).encode()
+            while data:
+                data = data[os.write(w, data):]
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+    deadline = time.monotonic() + seconds
+    chunks: list[bytes] = []
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return {"success": False, "error": f"rendering the feedback took longer than {seconds:g} s "
+                                                   "(stopped; the grade is kept)"}
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(r)
+    os.waitpid(pid, 0)
+    try:
+        out = json.loads(b"".join(chunks))
+    except ValueError:
+        return {"success": False, "error": "the feedback renderer ended without an answer"}
+    return {"success": bool(out.get("success")), "error": str(out.get("error", ""))[:400]}
 
 
 def _drop_stale_cells(path: Path, source: Path) -> None:

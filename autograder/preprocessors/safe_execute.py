@@ -9,7 +9,8 @@ from ``nbgrader.preprocessors.Execute`` in this (configure as ``c.SafeExecute.<n
 * ``limits`` (:class:`autograder.limits.Limits`, the one source of every limit) sets the per-cell and
   per-notebook time: after the notebook limit, a dead kernel, or a kernel that ignores the interrupt, the
   remaining code cells are not run and get an error output, so their tests score zero and the feedback says why;
-* output beyond ``limits.max_output_kb`` per cell is dropped (errors and results are always kept);
+* output beyond ``limits.max_output_kb`` per cell is dropped as it streams (the first error and result are kept,
+  shortened; display updates count too);
 * with ``guard``, the kernel runs :mod:`autograder.kernel_guard` (sent from its file, with its judge of library
   callbacks, :mod:`autograder.library_code`) before the first cell;
   before each instructor cell the guard restores the helpers and the kernel's machinery, and after each test
@@ -52,7 +53,7 @@ from ..cells import error_output, grade_id, is_instructor_cell, is_test_cell
 from ..diagnostics import kernel_start_reason
 from ..events import Event, EventKind
 from ..kernels import KernelSandbox
-from ..limits import Limits
+from ..limits import MAX_MESSAGE_MB, Limits
 from ..trusted.runner import Settings, TrustedKernelError, TrustedNotebook, cell_roles, install_agent
 from . import trusted_tests
 from .headless import NoOutputWidget
@@ -83,6 +84,11 @@ def guard_install_code(name: str) -> str:
             f"del _dpc_install_guard\n")
 
 
+_GUARD_REPLY_CHARS = 64 * 1024
+"""The longest guard report parsed (at most 50 fixes and 10 notes of 300 characters are kept): a crafted reply
+of many megabytes grew the worker by 0.9 GB while ``ast.literal_eval`` parsed it (issue 27)."""
+
+
 def _output_size(msg: dict[str, Any]) -> int:
     content = msg.get("content", {})
     size = len(content.get("text", "") or "")
@@ -91,6 +97,28 @@ def _output_size(msg: dict[str, Any]) -> int:
     for line in content.get("traceback") or []:
         size += len(line)
     return size
+
+
+def _shorten(content: dict[str, Any], cap: int) -> None:
+    """Shorten an error's traceback and a result's data to about ``cap`` characters, in place (a value that is not
+    text is dropped when it is larger: JSON cannot be cut)."""
+    if content.get("traceback") and sum(len(str(x)) for x in content["traceback"]) > cap:
+        content["traceback"] = [str(x)[:2000] for x in content["traceback"][:20]] + ["... (truncated)"]
+    data = content.get("data")
+    if not isinstance(data, dict):
+        return
+    budget = cap
+    for k, v in list(data.items()):
+        size = len(v) if isinstance(v, str) else len(json.dumps(v))
+        if size <= budget:
+            budget -= size
+        elif isinstance(v, str) and k == "text/plain":
+            data[k] = v[:max(budget, 2000)] + "\n... (truncated)"
+            budget = 0
+        else:
+            del data[k]
+    if not data:
+        data["text/plain"] = "[grader: output truncated]"
 
 
 def _where(index: int, cell_id: str | None) -> str:
@@ -110,7 +138,7 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
     trusted = Bool(False, help="Run test cells in the worker's trusted kernel (two kernels per notebook).").tag(
         config=True)
     iopub_timeout = Integer(5).tag(config=True)
-    max_message_mb = Integer(64, help="Largest message accepted from the kernel, MiB.").tag(config=True)
+    max_message_mb = Integer(MAX_MESSAGE_MB, help="Largest message accepted from the kernel, MiB.").tag(config=True)
 
     # ---- kernel ---------------------------------------------------------------------------------
 
@@ -356,9 +384,12 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         r = content.get("user_expressions", {}).get("r", {})
         if r.get("status") != "ok":
             return None
+        text = (r.get("data") or {}).get("text/plain")
+        if not isinstance(text, str) or len(text) > _GUARD_REPLY_CHARS:  # bounded before it is parsed
+            return None
         try:
-            value = ast.literal_eval(r["data"]["text/plain"])
-        except (ValueError, SyntaxError, KeyError, TypeError):
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, KeyError, TypeError, MemoryError, RecursionError):
             return None
         if not (isinstance(value, dict) and isinstance(value.get("fixes"), list)
                 and isinstance(value.get("notes"), list)):
@@ -385,32 +416,57 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
 
     # ---- output caps ----------------------------------------------------------------------------
 
+    def process_message(self, msg: dict[str, Any], cell: NotebookNode, cell_index: int) -> NotebookNode | None:
+        """nbclient's handler of every IOPub message, with the output cap applied first to the messages nbclient
+        would otherwise apply without calling :meth:`output`: an ``update_display_data`` (and a display that
+        carries a ``display_id``) rewrites earlier outputs in place.  Past the cell's cap such an update is
+        dropped and a display loses its id (so it updates nothing), then :meth:`output` drops it."""
+        msg_type = msg.get("msg_type")
+        content = msg.get("content") or {}
+        transient = content.get("transient") if isinstance(content, dict) else None
+        if msg_type == "update_display_data" or (msg_type in ("display_data", "execute_result") and transient):
+            size = _output_size(msg)
+            used = self._out_bytes.get(cell_index, 0) + size
+            self._out_bytes[cell_index] = used
+            msg["_dpc_counted"] = True
+            if used > self._limits.max_output_kb * 1024:
+                self._note_truncated(cell.outputs, cell_index)
+                if msg_type == "update_display_data":
+                    return None
+                content["transient"] = None
+        return cast(NotebookNode | None, super().process_message(msg, cell, cell_index))
+
     def output(self, outs: list[NotebookNode], msg: dict[str, Any], display_id: str | None,
                cell_index: int) -> NotebookNode | None:
+        """Keep a cell's output while it is under ``max_output_kb``, as it streams: past the cap further output
+        messages are dropped (not kept until the cell ends).  The cell's first error and first result are kept
+        past the cap, shortened to it (the error says why a cell failed); more of them are dropped too (a
+        kernel can send any number)."""
         msg_type = msg.get("msg_type")
-        max_kb = self._limits.max_output_kb
-        cap = max_kb * 1024
-        size = _output_size(msg)
-        used = self._out_bytes.get(cell_index, 0) + size
-        self._out_bytes[cell_index] = used
+        cap = self._limits.max_output_kb * 1024
+        if not msg.pop("_dpc_counted", False):
+            self._out_bytes[cell_index] = self._out_bytes.get(cell_index, 0) + _output_size(msg)
+        used = self._out_bytes[cell_index]
         if msg_type in ("error", "execute_result"):
-            content = msg.get("content", {})
-            if content.get("traceback") and sum(len(x) for x in content["traceback"]) > cap:
-                content["traceback"] = [x[:2000] for x in content["traceback"][:20]] + ["... (truncated)"]
-            data = content.get("data") or {}
-            for k, v in list(data.items()):
-                if isinstance(v, str) and len(v) > cap:
-                    data[k] = v[:cap] + "\n... (truncated)"
+            _shorten(msg.get("content") or {}, cap)
+            first = not any(o.get("output_type") == msg_type for o in outs)
+            if used <= cap or first:
+                return cast(NotebookNode | None, super().output(outs, msg, display_id, cell_index))
+        elif used <= cap:
             return cast(NotebookNode | None, super().output(outs, msg, display_id, cell_index))
-        if used > cap:
-            if cell_index not in self._truncated:
-                self._truncated.add(cell_index)
-                outs.append(NotebookNode(output_type="stream", name="stdout",
-                                         text=f"\n[grader: output truncated after {max_kb} KiB]\n"))
-                self._event(EventKind.OUTPUT_TRUNCATED, f"cell {cell_index} printed more than {max_kb} KiB",
-                            grade_id(self.nb.cells[cell_index]))
-            return None
-        return cast(NotebookNode | None, super().output(outs, msg, display_id, cell_index))
+        self._note_truncated(outs, cell_index)
+        return None
+
+    def _note_truncated(self, outs: list[NotebookNode], cell_index: int) -> None:
+        """Once per cell: a note in its outputs and an ``OUTPUT_TRUNCATED`` event."""
+        if cell_index in self._truncated:
+            return
+        max_kb = self._limits.max_output_kb
+        self._truncated.add(cell_index)
+        outs.append(NotebookNode(output_type="stream", name="stdout",
+                                 text=f"\n[grader: output truncated after {max_kb} KiB]\n"))
+        self._event(EventKind.OUTPUT_TRUNCATED, f"cell {cell_index} printed more than {max_kb} KiB",
+                    grade_id(self.nb.cells[cell_index]))
 
     # ---- events ---------------------------------------------------------------------------------
 

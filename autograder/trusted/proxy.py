@@ -33,6 +33,10 @@ from . import codec
 from .plain import PLAIN_DATA
 from .agent import MAX_WARNINGS, PROTOCOL
 
+RECEIVE_HWM = 4
+"""Messages each socket of the link queues from the student's kernel (ZeroMQ's default: 1000); the same figure
+as :data:`autograder.limits.RECEIVE_HWM`, which this module (loaded in the trusted kernel) does not import."""
+
 __all__ = ["StudentCodeError", "StudentTimeout", "StudentKernelError", "StudentFunction", "Unavailable",
            "StudentLink", "LinkStats", "builtin_exception", "builtin_warning", "reraise_warnings"]
 
@@ -183,7 +187,8 @@ class StudentLink:
             the key as text); ``ipc`` and ``tcp`` transports both work.
         package: the package name the agent was installed under (:func:`runner.install_agent`).
         limits: caps on every message in both directions.
-        max_message_bytes: ZeroMQ's cap on one incoming message (bigger ones are dropped by ZeroMQ).
+        max_message_bytes: ZeroMQ's cap on one incoming message (bigger ones are dropped by ZeroMQ); each socket
+            queues at most :data:`RECEIVE_HWM` incoming messages.
         interrupt_grace: seconds to wait for the student's kernel to answer after an interrupt.
         heartbeat_seconds: silence on the heartbeat after which the student's kernel counts as dead.
     """
@@ -197,11 +202,10 @@ class StudentLink:
         self.state = "ok"             # "ok", "unresponsive", "dead", "closed"
         self._agent = f"__import__('sys').modules[{package + '.agent'!r}]"
         self._deadline: float | None = None
-        self._context = zmq.Context()
-        self._context.setsockopt(zmq.MAXMSGSIZE, int(max_message_bytes))
         self._heartbeat_seconds = float(heartbeat_seconds)
         self._context = zmq.Context()
         self._context.setsockopt(zmq.MAXMSGSIZE, int(max_message_bytes))
+        self._context.setsockopt(zmq.RCVHWM, RECEIVE_HWM)  # a DEALER flood queues 4 messages, not 1000
         self._context.setsockopt(zmq.SNDTIMEO, 2000)   # a send to a kernel that is gone fails instead of blocking
         self._context.setsockopt(zmq.LINGER, 0)
         info = dict(connection_info)

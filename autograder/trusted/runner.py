@@ -56,6 +56,11 @@ _STATUS = "status"
 """Name of the user expression that brings :func:`session.status` back with a test cell's reply."""
 
 
+MAX_LITERAL_CHARS = 1 << 20
+"""The longest user-expression value :func:`_literal` parses (``ast.literal_eval`` of a crafted 16 MiB text
+costs the parser about 1 GiB)."""
+
+
 @dataclass(frozen=True)
 class Settings:
     """Knobs of a two-kernel execution.
@@ -194,7 +199,10 @@ def _literal(content: Mapping[str, Any], key: str) -> Any:
     if content.get("status") != "ok" or result.get("status") != "ok":
         raise RuntimeError(f"{result.get('ename', content.get('ename', '?'))}: "
                            f"{str(result.get('evalue', content.get('evalue', '')))[:500]}")
-    return ast.literal_eval(result["data"]["text/plain"])
+    text = (result.get("data") or {}).get("text/plain")
+    if not isinstance(text, str) or len(text) > MAX_LITERAL_CHARS:  # parsing is bounded before it starts
+        raise RuntimeError(f"the reply to {key!r} is not a literal of at most {MAX_LITERAL_CHARS} characters")
+    return ast.literal_eval(text)
 
 
 def _expression(kc: Any, expression: str, timeout: float) -> Any:
