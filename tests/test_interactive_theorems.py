@@ -97,6 +97,40 @@ def test_errata13_bound_is_eps1_plus_eps2_not_its_exponential():
     assert abs(exact - math.exp(e1 + e2)) > 1.0
 
 
+def test_theorem2_is_exact_per_direction_only():
+    """Issue 22 item 9: "Renyi DP adds exactly" holds per direction. A one-shot channel (0.6, 0.4)/(0.2, 0.8)
+    and its mirror (inputs swapped) are worst in opposite directions: worst-case D_2 = ln 2 = 0.6931 each, but
+    their concurrent composition has worst case ln 2 + ln(5/3) = 1.2040 in both directions, not 2 ln 2 = 1.3863."""
+    law0, law1 = np.array([0.6, 0.4]), np.array([0.2, 0.8])
+    channel = stateless_system(np.array([[law0], [law1]]), rounds=1)
+    mirror = stateless_system(np.array([[law1], [law0]]), rounds=1)
+    assert worst_case_renyi(channel, 2.0) == pytest.approx(math.log(2), rel=1e-12)
+    assert worst_case_renyi(mirror, 2.0) == pytest.approx(math.log(2), rel=1e-12)
+    assert worst_case_renyi(channel, 2.0, "backward") == pytest.approx(math.log(5 / 3), rel=1e-12)
+    both = concurrent(channel, mirror)
+    for direction in ("forward", "backward"):
+        assert worst_case_renyi(both, 2.0, direction) == pytest.approx(math.log(10 / 3), rel=1e-12)
+    assert worst_case_renyi(both, 2.0) == pytest.approx(1.2039728043, rel=1e-9)
+    assert worst_case_renyi(both, 2.0) < 2 * math.log(2) - 0.18
+
+
+def test_truncated_sparse_vector_is_not_pure_dp():
+    """Issue 22 item 9: truncating the threshold noise to [-R, R] breaks pure DP. A query at the window's edge
+    (worth R = 9 and R - 1 = 8, threshold 0, epsilon = 1, c = 1) asked n times gives pure-DP epsilon exactly n –
+    beyond the untruncated 3 epsilon from n = 4 on – with delta(3 epsilon) about 1.1e-5; away from the edge
+    (a wider window) the same queries stay within 3 epsilon."""
+    for n_queries in (1, 3, 6, 10, 14):
+        edge = sparse_vector_system(1.0, 1, n_queries, [[9, 8]], threshold=0)
+        assert worst_case_epsilon(edge) == pytest.approx(n_queries, rel=1e-12)
+        delta = worst_case_delta(edge, 3.0)
+        if n_queries <= 3:
+            assert delta == pytest.approx(0.0, abs=1e-15)
+        else:
+            assert delta == pytest.approx(1.0837229614840625e-05, rel=1e-9)
+    wide = sparse_vector_system(1.0, 1, 14, [[9, 8]], threshold=0, threshold_range=40)
+    assert worst_case_epsilon(wide) <= 3.0
+
+
 def test_corollary1_zcdp_adds():
     """A rho_i-zCDP mechanism has D_alpha <= alpha rho_i for all alpha; the composition's smallest rho (the
     sup of D_alpha / alpha over a grid of orders) is at most rho_1 + rho_2."""
@@ -209,7 +243,8 @@ def test_discrete_laplace_helpers():
 
 def test_laplace_counter_and_sparse_vector_privacy():
     """c answers with DLap(c/eps) noise are exactly eps-DP on sensitivity-1 queries (clamping cannot hurt);
-    the single-threshold SVT stays below the continuous version's 3 eps."""
+    on these three short queries the truncated single-threshold SVT stays below the continuous version's 3 eps
+    (with more queries at the window's edge it does not: test_truncated_sparse_vector_is_not_pure_dp)."""
     for eps, c in [(0.5, 1), (1.0, 2), (1.0, 3)]:
         counter = laplace_counter_system(eps, c, [[0, 1], [2, 1]], -3, 4)
         assert worst_case_epsilon(counter) == pytest.approx(eps, rel=1e-12)

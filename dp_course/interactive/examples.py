@@ -191,8 +191,16 @@ def sparse_vector_system(epsilon: float, c: int, rounds: int, query_values: Arra
 
     To keep the hidden state finite, :math:`\rho` is restricted to :math:`[-R, R]` (``threshold_range``,
     default the smallest :math:`R` with :math:`\Pr[|\rho| > R] < 10^{-4}`) and renormalised; the resulting
-    mechanism is a valid mechanism, and its exact privacy is what the library computes (close to, not
-    exactly, the continuous version's :math:`3\varepsilon`).
+    mechanism is a valid mechanism, and its exact privacy is what the library computes.  The truncation is
+    **not** a small perturbation of the untruncated :math:`(3\varepsilon, 0)` guarantee: the :math:`3\varepsilon`
+    proof shifts :math:`\rho` by one, which needs :math:`\Pr[\rho = r] \le e^{\varepsilon} \Pr[\rho = r + 1]`
+    for every :math:`r`, and that fails at the window's edge.  A query worth :math:`R` on one input and
+    :math:`R - 1` on the other, asked again and again, makes the pure-DP :math:`\varepsilon` grow without bound
+    with the number of queries (``epsilon = 1``, ``c = 1``, ``R = 9``, query ``[9, 8]``, threshold 0: exactly
+    1, 3, 6, 10, 14 after 1, 3, 6, 10, 14 queries), while :math:`\delta(3\varepsilon)` stays small
+    (about :math:`1.1 \cdot 10^{-5}`).  So the truncated system is :math:`(3\varepsilon, \delta)`-DP with a
+    small :math:`\delta`, not pure DP: use it to check arguments on small instances, not as a pure-DP
+    implementation.
 
     Args:
         epsilon: > 0.

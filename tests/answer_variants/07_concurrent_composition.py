@@ -3,7 +3,7 @@
 Format: see ``tests/answer_variants/01_foundations.py`` (a wrong answer may say how many points it may score at
 most: trivial answers and library wrappers earn nothing).  Every extra variant index adds one submission to the
 nbgrader round trip, so the lists stop at four wrong answers and one alternative (Exercise 3 lists every privacy
-bug of issue 22 item 1).  Each code string replaces a whole answer cell; the notebook's setup cell has already imported ``np``, ``stats``, ``special``, ``integrate``,
+bug of issue 22 item 1, Exercise 1 (b) adds the two answers of item 8).  Each code string replaces a whole answer cell; the notebook's setup cell has already imported ``np``, ``stats``, ``special``, ``integrate``,
 ``itertools``, ``math``, the library's interactive tools and ``randomized_response_rdp``.
 """
 
@@ -73,7 +73,8 @@ VARIANTS = {
             """,
         ],
         "wrong": [
-            # one order of the inputs only (b = 0 against b = 1)
+            # one order of the inputs only (b = 0 against b = 1); scored 1/3 from the symmetric limits before
+            # issue 22 item 8 (the limits now include one perfect and one useless branch, in both orders)
             """
             def two_round_delta(epsilon, eps1, sigma_if_one, sigma_if_zero):
                 def g(t, s):
@@ -103,6 +104,37 @@ VARIANTS = {
             def two_round_delta(epsilon, eps1, sigma_if_one, sigma_if_zero):
                 return 0.0
             """, "at_most": 0},
+            # a missing factor: the Gaussian loss taken as N(mu, 2 mu) with mu = 1 / sigma^2 (not 1 / (2 sigma^2));
+            # scored 1/3 from the symmetric limits before issue 22 item 8 (now: the eps1 = 0 limit, Lecture 02's
+            # Gaussian delta, catches it)
+            """
+            def two_round_delta(epsilon, eps1, sigma_if_one, sigma_if_zero):
+                def g(t, s):
+                    m = np.sqrt(2.0) / s
+                    return stats.norm.cdf(m / 2 - t / m) - np.exp(t) * stats.norm.cdf(-m / 2 - t / m)
+                k = 1 / (1 + np.exp(-eps1))
+                return float(max(k * g(epsilon - eps1, sigma_if_zero) + (1 - k) * g(epsilon + eps1, sigma_if_one),
+                                 k * g(epsilon - eps1, sigma_if_one) + (1 - k) * g(epsilon + eps1, sigma_if_zero)))
+            """,
+            # the quadrature the visible test used to hold, pasted as the answer (it earned 2/3 before issue 22
+            # item 8): numerical integration is not exact far in the tail nor for a nearly perfect Gaussian answer
+            {"at_most": 0, "code": """
+            def two_round_delta(epsilon, eps1, sigma_if_one, sigma_if_zero):
+                def order(b):
+                    keep = 1.0 / (1.0 + np.exp(-eps1))
+                    total = 0.0
+                    for y1 in (0, 1):
+                        sigma = sigma_if_one if y1 == 1 else sigma_if_zero
+                        w_b = keep if y1 == b else 1 - keep
+                        w_o = 1 - keep if y1 == b else keep
+                        def f(y, w_b=w_b, w_o=w_o, sigma=sigma):
+                            other = np.exp(epsilon) * w_o * stats.norm.pdf(y, 1 - b, sigma)
+                            return max(0.0, w_b * stats.norm.pdf(y, b, sigma) - other)
+                        half = 40 * sigma + abs(epsilon) * sigma**2 + 5
+                        total += integrate.quad(f, -half, half, limit=500, epsabs=1e-14, epsrel=1e-12)[0]
+                    return total
+                return max(order(0), order(1))
+            """},
         ],
     },
     # ---------------------------------------------------------------- Exercise 2 (a): sticky randomized response
