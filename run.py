@@ -9,12 +9,12 @@
     python3 run.py test             run the whole test suite (installs the developer tools and chromium)
     python3 run.py course ARGS...   the instructor / student CLI (dp-course: release, grade, formgrade, feedback,
                                     report, check, ...); paths are relative to where you type it
-    python3 run.py html [-o DIR]    a read-only HTML version of every lecture (executed solutions)
+    python3 run.py site [-o DIR]    the course site: every lecture executed, as HTML that reads offline
     python3 run.py lite [-o DIR]    a JupyterLite site: the course in the browser, nothing to install
     python3 run.py setup [--dev]    only create or refresh the virtual environment
 
 Needs nothing but Python 3.11+ (with the standard ``venv`` module) and access to PyPI on first use.
-The environment lives in ``.venv/`` next to this file: ``lab``, ``course`` and ``html`` install the
+The environment lives in ``.venv/`` next to this file: ``lab``, ``course`` and ``site`` install the
 course's runtime dependencies only; ``test`` and ``lite`` add the developer extras.  It is refreshed
 whenever ``pyproject.toml`` changes (a hash of it is kept in ``.venv/.dp-course-stamp``); pip's messages
 go to ``.venv/setup.log``.
@@ -256,10 +256,15 @@ def cmd_course(args: argparse.Namespace) -> int:
     return _exec([str(BIN / "dp-course"), *args.course_args], cwd=None)
 
 
-def cmd_html(args: argparse.Namespace) -> int:
-    _needs_instructor_kit("run.py html")
+def cmd_site(args: argparse.Namespace) -> int:
+    """The student site (works in a student copy), or with ``--solutions`` the instructors' solutions build."""
+    build_args = [a for a in args.build_args if a != "--solutions"]
+    if len(build_args) == len(args.build_args):
+        ensure_env()
+        return _exec([str(PY), str(ROOT / "tools" / "build_site.py"), *build_args])
+    _needs_instructor_kit("run.py site --solutions")
     ensure_env()
-    return _exec([str(PY), str(ROOT / "tools" / "build_html.py"), *args.build_args])
+    return _exec([str(PY), str(ROOT / "tools" / "build_solutions_site.py"), *build_args])
 
 
 def cmd_lite(args: argparse.Namespace) -> int:
@@ -300,9 +305,10 @@ def main(argv: list[str] | None = None) -> int:
                        "demo, ... (--help)")
     p.add_argument("course_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_course)
-    p = sub.add_parser("html", add_help=False, help="build a read-only HTML version of every lecture (--help)")
+    p = sub.add_parser("site", add_help=False, help="build the course site: every lecture as HTML that reads "
+                       "offline; --solutions for the solutions build (--help)")
     p.add_argument("build_args", nargs=argparse.REMAINDER)
-    p.set_defaults(func=cmd_html)
+    p.set_defaults(func=cmd_site)
     p = sub.add_parser("lite", add_help=False, help="build a JupyterLite site of the course (--help)")
     p.add_argument("build_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_lite)
@@ -318,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             args.course_args = [*extra, *args.course_args]
         elif args.command == "lab":
             args.jupyter_args = [*extra, *args.jupyter_args]
-        elif args.command in ("html", "lite"):
+        elif args.command in ("site", "lite"):
             args.build_args = [*extra, *args.build_args]
         else:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")

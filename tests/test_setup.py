@@ -32,7 +32,7 @@ SPEC.loader.exec_module(run_py)
 def test_run_py_help_lists_the_commands():
     out = subprocess.run([sys.executable, str(ROOT / "run.py"), "--help"], capture_output=True, text=True,
                          check=True).stdout
-    for command in ("python3 run.py lab", "python3 run.py test", "run.py lab --instructor", "python3 run.py html",
+    for command in ("python3 run.py lab", "python3 run.py test", "run.py lab --instructor", "python3 run.py site",
                     "python3 run.py lite"):
         assert command in out, command
 
