@@ -11,6 +11,7 @@
                                     report, check, ...); paths are relative to where you type it
     python3 run.py site [-o DIR]    the course site: every lecture executed, as HTML that reads offline
     python3 run.py lite [-o DIR]    a JupyterLite site: the course in the browser, nothing to install
+    python3 run.py binder [--write] this repository's Binder link (from its git remote); --write: README badge
     python3 run.py setup [--dev]    only create or refresh the virtual environment
 
 Needs nothing but Python 3.11+ (with the standard ``venv`` module) and access to PyPI on first use.
@@ -276,6 +277,11 @@ def cmd_lite(args: argparse.Namespace) -> int:
                  env)
 
 
+def cmd_binder(args: argparse.Namespace) -> int:
+    """The Binder link and README badge from the repository's own remote (standard library only: no .venv)."""
+    return _exec([sys.executable, str(ROOT / "tools" / "binder_link.py"), *args.build_args])
+
+
 def cmd_setup(args: argparse.Namespace) -> int:
     ensure_env(("dev",) if args.dev else ())
     print(f"run.py: environment ready in {VENV}")
@@ -312,6 +318,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("lite", add_help=False, help="build a JupyterLite site of the course (--help)")
     p.add_argument("build_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_lite)
+    p = sub.add_parser("binder", add_help=False, help="print this repository's Binder link; --write puts the badge "
+                       "into README.md (--help)")
+    p.add_argument("build_args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_binder)
     p = sub.add_parser("setup", help="create or refresh .venv only")
     p.add_argument("--dev", action="store_true", help="also install the developer extras (tests, builds)")
     p.set_defaults(func=cmd_setup)
@@ -324,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             args.course_args = [*extra, *args.course_args]
         elif args.command == "lab":
             args.jupyter_args = [*extra, *args.jupyter_args]
-        elif args.command in ("site", "lite"):
+        elif args.command in ("site", "lite", "binder"):
             args.build_args = [*extra, *args.build_args]
         else:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
