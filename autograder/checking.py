@@ -10,6 +10,11 @@ the student's functions through the same proxies and codec (:mod:`autograder.tru
 grader cannot differ on a visible test.  The result lists, per exercise,
 each test cell (visible part) as passed or failed, with the assertion message and the points at stake.
 
+The check reads the notebook's *saved* file: the report opens with the time it was saved ("Checked the version
+saved at 14:03:05 – save (Ctrl+S) first") and warns when Jupyter's checkpoint of it (or an interrupted save's
+temporary file) was written later with other content (:func:`saved_version`); unsaved changes in a browser
+cannot be seen from the command line.
+
 Passing every visible test does not guarantee full marks: the hidden tests run when the instructor grades.
 """
 
@@ -22,6 +27,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
@@ -42,7 +48,7 @@ from .limits import Limits
 from .plaintext import latex_to_text, markdown_to_text
 from .settings import GradingSettings, course_config, grading_config, write_grading_config
 
-__all__ = ["CheckedTest", "CheckResult", "find_assignment", "check_notebook"]
+__all__ = ["CheckedTest", "CheckResult", "SavedVersion", "saved_version", "find_assignment", "check_notebook"]
 
 _HEADING = re.compile(r"^#{1,4}\s+((?:Exercise|Question|Task|Problem)\b[^\n]*)", re.IGNORECASE | re.MULTILINE)
 _STUDENT = "me"
@@ -59,6 +65,50 @@ class CheckedTest:
     message: str
 
 
+def _clock(mtime: float) -> str:
+    """``HH:MM:SS`` of a file time in the local time zone (what the student's clock showed)."""
+    return time.strftime("%H:%M:%S", time.localtime(mtime))
+
+
+@dataclasses.dataclass(frozen=True)
+class SavedVersion:
+    """Which saved version of a notebook was checked, and copies of it that are newer.
+
+    The check reads the file on disk: what the browser shows but has not saved is not checked.  The command
+    line cannot ask JupyterLab for unsaved changes, so it compares the file with the copies Jupyter keeps
+    beside it – the checkpoint (``.ipynb_checkpoints/NAME-checkpoint.ipynb``) and an interrupted save's
+    temporary file (``.~NAME``) – and reports those saved later than the file with other content.
+    """
+
+    saved_at: float
+    newer: tuple[tuple[str, float], ...] = ()
+
+    def lines(self) -> list[str]:
+        """The lines printed above the results: always which version, and a warning per newer copy."""
+        out = [f"Checked the version saved at {_clock(self.saved_at)} – save (Ctrl+S) first: changes that are "
+               "only in the browser are not checked."]
+        for path, mtime in self.newer:
+            out.append(f"WARNING: {path} was written at {_clock(mtime)}, after this file, and differs from it: "
+                       "the notebook has changes newer than what was checked. Save it (Ctrl+S) and check again.")
+        return out
+
+
+def saved_version(notebook: Path) -> SavedVersion:
+    """The saved version of ``notebook`` that a check reads (its modification time) and Jupyter's copies of
+    it written later with other content (see :class:`SavedVersion`)."""
+    notebook = Path(notebook)
+    mtime = notebook.stat().st_mtime
+    data = notebook.read_bytes()
+    newer = []
+    for copy in (notebook.parent / ".ipynb_checkpoints" / f"{notebook.stem}-checkpoint{notebook.suffix}",
+                 notebook.parent / f".~{notebook.name}"):
+        if copy.is_file() and not copy.is_symlink():
+            copy_mtime = copy.stat().st_mtime
+            if copy_mtime > mtime + 1.0 and (copy.stat().st_size != len(data) or copy.read_bytes() != data):
+                newer.append((str(copy), copy_mtime))
+    return SavedVersion(mtime, tuple(newer))
+
+
 @dataclasses.dataclass
 class CheckResult:
     assignment: str
@@ -67,6 +117,7 @@ class CheckResult:
     events: list[Event]
     sandboxed: bool
     filename: str = ""
+    saved: SavedVersion | None = None
 
     @property
     def passed_points(self) -> float:
@@ -99,7 +150,8 @@ class CheckResult:
                 "run `python -m autograder.isolation` to see what this machine allows, try "
                 "`dp-course check --sandbox none` (your own notebook needs no sandbox), and if that fails too, "
                 "ask your instructor, quoting this message."])
-        lines = [f"Checked {name} against the visible tests of {self.assignment}.", ""]
+        lines = [f"Checked {name} against the visible tests of {self.assignment}."]
+        lines += [*(self.saved.lines() if self.saved else []), ""]
         current = None
         for t in self.tests:
             if t.exercise != current:
@@ -200,6 +252,7 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
     if size > limits.max_notebook_mb * 1024 * 1024:
         raise ValueError(f"notebook must be at most {limits.max_notebook_mb:g} MB, got {size / 1e6:.1f} MB "
                          "(clear the outputs: Edit > Clear Outputs of All Cells, then save)")
+    saved = saved_version(notebook)
     kind, problem, nb = check_notebook_bytes(notebook.read_bytes())
     if kind or nb is None:
         raise ValueError(f"notebook must be a valid Jupyter notebook: {problem}")
@@ -268,7 +321,7 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
             continue
         passed = auto is not None and auto >= max_score - 1e-9
         tests.append(CheckedTest(exercise, gid, max_score, passed, "" if passed else messages.get(gid, "")))
-    return CheckResult(assignment, nb_name, tests, events, info.isolated, notebook.name)
+    return CheckResult(assignment, nb_name, tests, events, info.isolated, notebook.name, saved)
 
 
 def _messages(nb: NotebookNode) -> dict[str, str]:

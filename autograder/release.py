@@ -87,6 +87,8 @@ def render_index(names: Sequence[str], solutions_dir: Path = SOLUTIONS_DIR) -> s
         points = _fmt_points(auto) + (f" + {_fmt_points(manual)} written" if manual else "")
         rows.append(f"| [{title}]({name}/{name}.ipynb) | {points} |")
     lines = [
+        "<!-- Generated from solutions/ by `python3 run.py course release` (python -m autograder.release): "
+        "edit the sources, not this file. -->",
         "# Lectures",
         "",
         "The course notebooks, in order. Open one, run it from the top "
@@ -98,12 +100,19 @@ def render_index(names: Sequence[str], solutions_dir: Path = SOLUTIONS_DIR) -> s
         "",
         "Below its title, each notebook has a short \"how to use this notebook\" note. In brief: exercises are "
         "the sections headed *Exercise N (k points)*; the cells after each answer are its visible tests; an "
-        "unanswered exercise shows a `NotImplementedError` and *Run All* carries on; the grader also runs "
-        "hidden tests, and written answers are marked by hand.",
+        "exercise you have not answered yet shows one line, \"not answered yet\", and *Run All* carries on; the "
+        "grader also runs hidden tests, and written answers are marked by hand.",
         "",
-        "*This folder is generated from the instructors' sources in `solutions/` by "
-        "`python3 run.py course release` (or `python -m autograder.release`); edit the sources, not these "
-        "files.*",
+        "## Help",
+        "",
+        "* **Check an answer** the way the grader will: save the notebook (Ctrl+S), open a terminal "
+        "(*File → New → Terminal*) and run `dp-course check notebooks/01_foundations/01_foundations.ipynb` "
+        "(your lecture's path); section 3 of the [student guide](../docs/student-guide.md) explains the output.",
+        "* **The lecture and its source disagree?** The [errata](../docs/errata.md) list every error of the "
+        "source documents with its correction; a lecture's \"ERRATA n\" links there.",
+        "* **Stuck, or something does not work?** Section 6 of the [student guide](../docs/student-guide.md) "
+        "answers the usual problems; otherwise ask your instructor or teaching assistant (course forum or office "
+        "hours). Learning on your own: open an issue in the course's repository.",
         "",
     ]
     return "\n".join(lines)

@@ -3,7 +3,8 @@ r"""Plots the lectures call, in one consistent style.
 Every function draws on a given matplotlib ``Axes`` (or a new one), labels its axes, uses log scales where the
 quantity spans orders of magnitude, keeps its legend outside the data area (right of a single panel, below a
 panel that has neighbours), and returns the ``Axes`` so a notebook can add to it.  :func:`new_figure` makes a
-figure in the course style that is independent of pyplot (the explorers draw on these).
+figure in the course style that is independent of pyplot (the explorers draw on these).  The style itself
+(colours, layout, text sizes) is :mod:`dp_course.style`; ``COLORS`` and ``course_style`` are re-exported here.
 
 >>> from dp_course.mechanisms import RandomizedResponse
 >>> ax = plot_privacy_profile({"RR, eps=1": RandomizedResponse(1.0).privacy_loss_distribution()})
@@ -13,14 +14,11 @@ figure in the course style that is independent of pyplot (the explorers draw on 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
-from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -30,9 +28,7 @@ from numpy.typing import ArrayLike
 from ._validation import check_bool, check_delta, check_epsilon, check_int, check_pmf_pair, check_real, check_real_array
 from .composition import advanced_composition, basic_composition, optimal_composition_epsilon
 from .pld import DiscretePLD, GaussianPLD, GridPLD, PrivacyLossDistribution
-
-if TYPE_CHECKING:  # matplotlib >= 3.9; only the type checker needs it
-    from matplotlib.typing import RcKeyType
+from .style import COLORS, course_style
 
 __all__ = [
     "COLORS",
@@ -49,33 +45,10 @@ __all__ = [
     "plot_simulation_check",
 ]
 
-# Colour-blind-safe palette (Okabe & Ito 2008), in the order curves are drawn: blue, vermillion, bluish green,
-# reddish purple, orange, sky blue, yellow, black.
-COLORS = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 INFINITY_COLOR = COLORS[1]
 MAX_BINS = 10**6
 """Most bins :func:`plot_pld` draws (a cost guard)."""
 """Colour of the atom at :math:`L = +\\infty` in :func:`plot_pld` (vermillion)."""
-
-_STYLE: dict[RcKeyType, Any] = {
-    "axes.prop_cycle": cycler(color=COLORS),
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "figure.figsize": (7.5, 4.0),
-    "figure.dpi": 100,
-    "figure.constrained_layout.use": True,  # room for the legends outside the axes, no overlaps
-    "legend.frameon": False,
-    "font.size": 11,
-}
-
-
-@contextmanager
-def course_style() -> Iterator[None]:
-    """Context manager applying the course's matplotlib style (``with course_style(): ...``)."""
-    with mpl.rc_context(_STYLE):
-        yield
 
 
 def new_figure(ncols: int = 1, figsize: tuple[float, float] | None = None) -> tuple[Figure, list[Axes]]:
@@ -451,7 +424,7 @@ def plot_simulation_map(F: ArrayLike, row_labels: Sequence[str], ax: Axes | None
     ax.grid(False)
     ax.imshow(f, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
     for (r, c), v in np.ndenumerate(f):
-        ax.text(c, r, f"{v:.2f}", ha="center", va="center", color="white" if v > 0.6 else "black", fontsize=9)
+        ax.text(c, r, f"{v:.2f}", ha="center", va="center", color="white" if v > 0.6 else "black", fontsize="small")
     ax.set_xticks(range(f.shape[1]), [str(j) for j in range(f.shape[1])])
     ax.set_yticks(range(f.shape[0]), [str(r) for r in row_labels])
     ax.set_xlabel("output of F")

@@ -19,12 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import matplotlib
 import numpy as np
 from scipy import stats
 
 import dp_course
 from dp_course import (adaptive, calibration, composition, datasets, divergences, dpsgd, leaky, mechanisms,
-                       plotting, rdp_accounting, renyi, simulation, subsampling, training, widgets, zcdp)
+                       notebook, plotting, rdp_accounting, renyi, simulation, style, subsampling, training, widgets,
+                       zcdp)
 from dp_course import interactive as ia
 from dp_course.interactive import examples as ex
 from dp_course.mechanisms import GaussianMechanism, LaplaceMechanism, RandomizedResponse
@@ -33,6 +35,12 @@ from dp_course.pld import atomic, convolution, densities
 from dp_course.rdp_accounting import RDPCurve
 
 __all__ = ["Call", "CALLS", "public_targets", "target_name"]
+
+
+def _fonts_in_context() -> None:
+    """``use_course_fonts`` without leaving its sizes to the rest of the test process."""
+    with matplotlib.rc_context():
+        style.use_course_fonts()
 
 
 @dataclass(frozen=True)
@@ -411,6 +419,10 @@ CALLS: list[Call] = [
     Call(plotting.plot_simulation_check, plotting.plot_simulation_check,
          dict(pushed_p=P2, pushed_q=Q2, p=P2, q=Q2, ax=None)),
     Call(widgets.widgets_available, widgets.widgets_available, {}),
+    # ---- notebook, style (what a student sees) ----------------------------------------------------------------
+    Call(notebook.brief_errors, notebook.brief_errors, dict(exercises={"f": "Exercise 1(a)"})),
+    Call(notebook.exercise_label, notebook.exercise_label, dict(grade_id="ex1a_channel")),
+    Call(style.use_course_fonts, _fonts_in_context, {}),
     Call(widgets.StaticExplorer, widgets.StaticExplorer, dict(figure=plotting.new_figure()[0],
                                                               draw=lambda **kw: plotting.new_figure()[0])),
     Call(widgets.pld_explorer, widgets.pld_explorer, dict(mechanism="Laplace")),

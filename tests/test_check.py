@@ -7,7 +7,9 @@ there.
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from pathlib import Path
 
 import nbformat
@@ -57,6 +59,10 @@ def test_full_solution_passes_every_visible_test(setup):
     text = res.render()
     assert "Exercise 1 (2 points)" in text and "[PASS] ex2_tests (2 points)" in text
     assert "[hand-graded] q4_answer (2 points)" in text and "Visible tests passed: 5 of 5" in text
+    # which saved version was checked, always said (issue 22 item 12)
+    saved_at = time.strftime("%H:%M:%S", time.localtime((base / "mine.ipynb").stat().st_mtime))
+    assert f"Checked the version saved at {saved_at} – save (Ctrl+S) first" in text
+    assert "WARNING" not in text
 
 
 def test_untouched_notebook_fails_with_a_helpful_message(setup):
@@ -157,6 +163,49 @@ def test_check_course_is_built_from_the_release(setup):
     # every cell of the check course's source is a cell of the release (make_course only drops the header)
     assert {c.source for c in src.cells} <= {c.source for c in rel.cells}
     assert len(src.cells) >= len(rel.cells) - 1
+
+
+# --------------------------------------------------------------------------------------------------------
+# Which saved version was checked (issue 22 item 12)
+
+
+def _written(path: Path, text: str, mtime: float) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_saved_version_names_the_file_time_and_newer_copies(tmp_path):
+    t0 = time.mktime((2026, 11, 27, 14, 3, 5, 0, 0, -1))
+    nb = _written(tmp_path / "01_x.ipynb", "saved", t0)
+    # JupyterLab's Ctrl+S: the file, then its checkpoint (same content, a moment later): no warning
+    checkpoint = _written(tmp_path / ".ipynb_checkpoints" / "01_x-checkpoint.ipynb", "saved", t0 + 2)
+    saved = checking.saved_version(nb)
+    assert saved.saved_at == t0 and saved.newer == ()
+    assert saved.lines() == ["Checked the version saved at 14:03:05 – save (Ctrl+S) first: changes that are only "
+                             "in the browser are not checked."]
+    # a checkpoint with other content written after the file: the file is not the latest version
+    _written(checkpoint, "newer answer", t0 + 75)
+    saved = checking.saved_version(nb)
+    assert saved.newer == ((str(checkpoint), t0 + 75),)
+    warning = saved.lines()[1]
+    assert warning.startswith(f"WARNING: {checkpoint} was written at 14:04:20, after this file")
+    assert "Save it (Ctrl+S) and check again" in warning
+    # an interrupted save's temporary file counts too; an older copy does not
+    tmp_copy = _written(tmp_path / ".~01_x.ipynb", "half", t0 + 10)
+    _written(checkpoint, "older answer", t0 - 60)
+    assert checking.saved_version(nb).newer == ((str(tmp_copy), t0 + 10),)
+
+
+def test_render_says_which_version_and_warns():
+    t0 = time.mktime((2026, 11, 27, 9, 0, 1, 0, 0, -1))
+    res = checking.CheckResult("01_x", "01_x", [checking.CheckedTest("Exercise 1", "ex1", 1.0, True, "")], [], True,
+                               "01_x.ipynb", checking.SavedVersion(t0, (("cp.ipynb", t0 + 3600),)))
+    lines = res.render().splitlines()
+    assert lines[0] == "Checked 01_x.ipynb against the visible tests of 01_x."
+    assert lines[1].startswith("Checked the version saved at 09:00:01 – save (Ctrl+S) first")
+    assert lines[2].startswith("WARNING: cp.ipynb was written at 10:00:01, after this file")
 
 
 # --------------------------------------------------------------------------------------------------------

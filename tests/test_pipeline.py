@@ -38,6 +38,7 @@ from autograder.preprocessors.headless import NotebookClient
 
 import _notebooks as nbs
 from autograder import course, release
+from autograder.cells import strip_ansi
 
 LECTURES = nbs.lectures()
 EXERCISE_HEADING = re.compile(r"^## Exercise (\d+) \((\d+(?:\.\d+)?) points?\)", re.MULTILINE)
@@ -279,6 +280,12 @@ def test_run_all_of_the_untouched_release_reaches_the_end(name):
     assert not other, f"{name}: cells raise other errors than NotImplementedError on the untouched release: {other}"
     passing = [gid for gid, c in nbs.test_cells(nb).items() if c.get("id") not in errors]
     assert not passing, f"{name}: test cells pass on the untouched release, giving their points away: {passing}"
+    # one line per unanswered exercise, naming it (dp_course.notebook.brief_errors; issue 22 item 11)
+    one_line = re.compile(r"NotImplementedError: ((Exercise \d+(\([a-z]\))? )?`\w+`: )?not answered yet")
+    long = {c.get("id"): strip_ansi("\n".join(o.traceback))[:200] for c in code for o in c.outputs
+            if o.output_type == "error"
+            and not (len(o.traceback) == 1 and one_line.fullmatch(strip_ansi(o.traceback[0])))}
+    assert not long, f"{name}: an unanswered exercise shows more than its one line: {long}"
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -3,9 +3,14 @@ gets a clear error.  Every test renders its figure (``fig.canvas.draw()``), as t
 
 from __future__ import annotations
 
+import importlib.util
 import io
+import re
+from pathlib import Path
 
 import matplotlib
+import matplotlib.text
+import nbformat
 
 matplotlib.use("Agg")
 
@@ -13,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from dp_course import plotting  # noqa: E402
+from dp_course import plotting, style  # noqa: E402
 from dp_course.composition import optimal_composition_epsilon  # noqa: E402
 from dp_course.leaky import LEAKY_OUTCOMES, leaky_randomized_response  # noqa: E402
 from dp_course.mechanisms import GaussianMechanism, NameAndShame, RandomizedResponse  # noqa: E402
@@ -169,3 +174,97 @@ def test_simulation_map_and_check_plots():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --------------------------------------------------------------------------------------------------------
+# Text readable at a notebook's width (issue 22 item 13)
+
+ROOT = Path(__file__).resolve().parent.parent
+TOLERANCE = 0.95
+""""At least about 10 px": a rendered text box (as tall as its font size, for one line) of 9.5 px passes."""
+
+
+def _lecture_figure_widths() -> list[float]:
+    """The widths (inches) of every ``figsize=(w, h)`` in the lectures' code."""
+    widths = []
+    for path in sorted((ROOT / "solutions").glob("*/*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                widths += [float(w) for w in re.findall(r"figsize\s*=\s*\(\s*([0-9.]+)\s*,", cell.source)]
+    return widths
+
+
+def _rendered_text_px(fig) -> dict[str, float]:
+    """Each visible text of ``fig`` (its string) and its rendered height in screen pixels, the figure scaled
+    (never enlarged) to ``NOTEBOOK_WIDTH_PX`` as JupyterLab shows an image wider than the output area."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    scale = min(1.0, style.NOTEBOOK_WIDTH_PX / (fig.get_figwidth() * fig.dpi))
+    out = {}
+    for t in fig.findobj(matplotlib.text.Text):
+        if t.get_visible() and t.get_text().strip():
+            box = t.get_window_extent(renderer)
+            across = box.width if round(t.get_rotation()) % 180 == 90 else box.height   # a y label is turned
+            out[t.get_text()] = across * scale
+    return out
+
+
+def test_lecture_text_is_at_least_10_px_at_the_notebook_width():
+    widths = _lecture_figure_widths()
+    assert widths, "the lectures draw figures with an explicit figsize"
+    widest = max(widths)
+    assert widest <= 14, f"a lecture figure {widest} inches wide: check its text at the notebook's width"
+    with matplotlib.rc_context():
+        style.use_course_fonts()
+        fig, axes = plt.subplots(1, 3, figsize=(widest, 4), dpi=100)
+        for i, ax in enumerate(axes):
+            ax.plot([0, 1], [0, 1e-3], label=f"curve {i}")
+            ax.set(title=f"panel {i}", xlabel="k (steps)", ylabel="δ")
+            ax.legend(fontsize="small")          # the smallest size the lectures use (tools/figure_fonts.py)
+            ax.text(0.5, 5e-4, "note", fontsize="small")
+        fig.suptitle("figure title")
+        sizes = _rendered_text_px(fig)
+    assert {"panel 0", "k (steps)", "curve 2", "note", "figure title"} <= set(sizes)
+    small = {text: px for text, px in sizes.items() if px < style.MIN_TEXT_PX * TOLERANCE}
+    assert not small, f"text under ~{style.MIN_TEXT_PX:g} px at {style.NOTEBOOK_WIDTH_PX} px: {small}"
+    # the measurement can fail: matplotlib's defaults (10 pt, legends 10 pt) on the same figure are too small
+    with matplotlib.rc_context(matplotlib.rcParamsDefault):
+        fig, ax = plt.subplots(figsize=(widest, 4), dpi=100)
+        ax.plot([0, 1], [0, 1], label="curve")
+        ax.legend(fontsize=8)
+        assert _rendered_text_px(fig)["curve"] < style.MIN_TEXT_PX * TOLERANCE
+
+
+def test_explorer_figures_use_the_course_text_sizes():
+    fig, axes = plotting.new_figure(ncols=3)
+    for ax in axes:
+        ax.plot([0, 1], [0, 1], label="x")
+        ax.set(title="t", xlabel="x")
+        ax.legend()
+    sizes = _rendered_text_px(fig)
+    assert min(sizes.values()) >= style.MIN_TEXT_PX * TOLERANCE, sizes
+
+
+def test_use_course_fonts_sets_sizes_only():
+    with matplotlib.rc_context():
+        layout = matplotlib.rcParams["figure.constrained_layout.use"]
+        style.use_course_fonts()
+        assert matplotlib.rcParams["font.size"] == style.FONT_SIZES["font.size"]
+        assert matplotlib.rcParams["legend.fontsize"] == style.FONT_SIZES["legend.fontsize"]
+        assert matplotlib.rcParams["figure.constrained_layout.use"] == layout
+
+
+def test_no_lecture_sets_a_font_below_10_points():
+    fonts = _tool_module("figure_fonts")
+    assert fonts.raise_fonts('ax.legend(fontsize=8, loc="x"); ax.text(0, 0, "a", fontsize=9.5)') == \
+        'ax.legend(fontsize="small", loc="x"); ax.text(0, 0, "a", fontsize="small")'
+    assert fonts.raise_fonts("ax.legend(fontsize=10); ax.text(0, 0, 'a', fontsize=12)") == \
+        "ax.legend(fontsize=10); ax.text(0, 0, 'a', fontsize=12)"
+    assert fonts.main(["--check", str(ROOT)]) == 0, "run: .venv/bin/python tools/figure_fonts.py"
+
+
+def _tool_module(name: str):
+    spec = importlib.util.spec_from_file_location(f"_tool_{name}", ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

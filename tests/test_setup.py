@@ -138,6 +138,9 @@ def test_lab_command_line_and_config_folders(monkeypatch):
     assert "--ServerApp.root_dir=/elsewhere" in argv and f"--ServerApp.root_dir={ROOT}" not in argv
     assert "--port=9999" in argv and "--ServerApp.ip=127.0.0.1" in argv
     assert f"--LabApp.app_settings_dir={ROOT / 'jupyter_config' / 'lab_settings'}" in argv
+    # the settings folder JupyterLab reads keeps the widgets' state in saved notebooks (issue 22 item 12)
+    lab_overrides = json.loads((ROOT / "jupyter_config" / "lab_settings" / "overrides.json").read_text())
+    assert lab_overrides["@jupyter-widgets/jupyterlab-manager:plugin"] == {"saveState": True}
     paths = env["JUPYTER_CONFIG_PATH"].split(os.pathsep)
     assert paths[:2] == [str(ROOT / "jupyter_config" / "student"), str(ROOT / "jupyter_config" / "common")]
     assert "MPLBACKEND" not in env
@@ -315,6 +318,8 @@ def test_postbuild_installs_the_student_jupyterlab_settings(tmp_path):
     assert sorted(["nbgrader.json", "zz-dp-course.json"])[-1] == "zz-dp-course.json"
     overrides = json.loads((prefix / "share/jupyter/lab/settings/overrides.json").read_text())
     assert overrides["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]["markdown"] == "Markdown Preview"
+    # explorers still show after a lecture is saved and reopened (issue 22 item 12)
+    assert overrides["@jupyter-widgets/jupyterlab-manager:plugin"]["saveState"] is True
     assert (prefix / "etc/jupyter/jupyter_server_config.py").read_text() == \
         (ROOT / "jupyter_config/common/jupyter_server_config.py").read_text()
 

@@ -11,7 +11,8 @@ the same settings go into the environment, where every server started from it re
   after nbgrader's own file, so it wins);
 * ``PREFIX/etc/jupyter/jupyter_server_config.py``: the terminal and no-update-check settings of
   ``jupyter_config/common`` (only if the environment has no such file yet);
-* ``PREFIX/share/jupyter/lab/settings/overrides.json``: Markdown opens as a rendered preview (merged).
+* ``PREFIX/share/jupyter/lab/settings/overrides.json``: Markdown opens as a rendered preview, and the widgets'
+  state is saved with the notebook (merged).
 """
 
 from __future__ import annotations
