@@ -9,12 +9,13 @@
     python3 run.py test             run the whole test suite (installs the developer tools and chromium)
     python3 run.py course ARGS...   the instructor / student CLI (dp-course: release, grade, formgrade, feedback,
                                     report, check, ...); paths are relative to where you type it
-    python3 run.py html [-o DIR]    a read-only HTML version of every lecture (executed solutions)
+    python3 run.py site [-o DIR]    the course site: every lecture executed, as HTML that reads offline
     python3 run.py lite [-o DIR]    a JupyterLite site: the course in the browser, nothing to install
+    python3 run.py binder [--write] this repository's Binder link (from its git remote); --write: README badge
     python3 run.py setup [--dev]    only create or refresh the virtual environment
 
 Needs nothing but Python 3.11+ (with the standard ``venv`` module) and access to PyPI on first use.
-The environment lives in ``.venv/`` next to this file: ``lab``, ``course`` and ``html`` install the
+The environment lives in ``.venv/`` next to this file: ``lab``, ``course`` and ``site`` install the
 course's runtime dependencies only; ``test`` and ``lite`` add the developer extras.  It is refreshed
 whenever ``pyproject.toml`` changes (a hash of it is kept in ``.venv/.dp-course-stamp``); pip's messages
 go to ``.venv/setup.log``.
@@ -256,10 +257,15 @@ def cmd_course(args: argparse.Namespace) -> int:
     return _exec([str(BIN / "dp-course"), *args.course_args], cwd=None)
 
 
-def cmd_html(args: argparse.Namespace) -> int:
-    _needs_instructor_kit("run.py html")
+def cmd_site(args: argparse.Namespace) -> int:
+    """The student site (works in a student copy), or with ``--solutions`` the instructors' solutions build."""
+    build_args = [a for a in args.build_args if a != "--solutions"]
+    if len(build_args) == len(args.build_args):
+        ensure_env()
+        return _exec([str(PY), str(ROOT / "tools" / "build_site.py"), *build_args])
+    _needs_instructor_kit("run.py site --solutions")
     ensure_env()
-    return _exec([str(PY), str(ROOT / "tools" / "build_html.py"), *args.build_args])
+    return _exec([str(PY), str(ROOT / "tools" / "build_solutions_site.py"), *build_args])
 
 
 def cmd_lite(args: argparse.Namespace) -> int:
@@ -269,6 +275,11 @@ def cmd_lite(args: argparse.Namespace) -> int:
     env["PATH"] = str(LITE_VENV / BIN.name) + os.pathsep + env["PATH"]
     return _exec([str(LITE_VENV / BIN.name / PY.name), str(ROOT / "tools" / "build_lite.py"), *args.build_args],
                  env)
+
+
+def cmd_binder(args: argparse.Namespace) -> int:
+    """The Binder link and README badge from the repository's own remote (standard library only: no .venv)."""
+    return _exec([sys.executable, str(ROOT / "tools" / "binder_link.py"), *args.build_args])
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
@@ -300,12 +311,17 @@ def main(argv: list[str] | None = None) -> int:
                        "demo, ... (--help)")
     p.add_argument("course_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_course)
-    p = sub.add_parser("html", add_help=False, help="build a read-only HTML version of every lecture (--help)")
+    p = sub.add_parser("site", add_help=False, help="build the course site: every lecture as HTML that reads "
+                       "offline; --solutions for the solutions build (--help)")
     p.add_argument("build_args", nargs=argparse.REMAINDER)
-    p.set_defaults(func=cmd_html)
+    p.set_defaults(func=cmd_site)
     p = sub.add_parser("lite", add_help=False, help="build a JupyterLite site of the course (--help)")
     p.add_argument("build_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_lite)
+    p = sub.add_parser("binder", add_help=False, help="print this repository's Binder link; --write puts the badge "
+                       "into README.md (--help)")
+    p.add_argument("build_args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_binder)
     p = sub.add_parser("setup", help="create or refresh .venv only")
     p.add_argument("--dev", action="store_true", help="also install the developer extras (tests, builds)")
     p.set_defaults(func=cmd_setup)
@@ -318,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             args.course_args = [*extra, *args.course_args]
         elif args.command == "lab":
             args.jupyter_args = [*extra, *args.jupyter_args]
-        elif args.command in ("html", "lite"):
+        elif args.command in ("site", "lite", "binder"):
             args.build_args = [*extra, *args.build_args]
         else:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")

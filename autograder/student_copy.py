@@ -24,7 +24,8 @@ __all__ = ["STUDENT_FILES", "make_student_copy", "student_pyproject"]
 
 STUDENT_FILES = ("notebooks", "dp_course", "pyproject.toml", "run.py", "environment.yml", "postBuild",
                  "jupyter_config/common", "jupyter_config/student", "jupyter_config/lab_settings",
-                 "jupyter_config/README.md", "tools/install_jupyter_config.py", "docs/student-guide.md",
+                 "jupyter_config/README.md", "tools/install_jupyter_config.py", "tools/build_site.py",
+                 "tools/templates/site", "docs/student-guide.md",
                  "docs/errata.md")
 """What the copy takes from the repository (paths relative to it)."""
 

@@ -1,8 +1,8 @@
-"""Self-study without installing: `run.py html` and `run.py lite` produce what they promise.
+"""Self-study without installing: `run.py site` and `run.py lite` produce what they promise.
 
-The HTML test builds a reduced course (the toy assignment of ``autograder.demo`` with an explorer added, and
-a broken lecture) - the real lectures take ~15 s each to execute and are executed by the browser test anyway;
-``python3 run.py html`` on the real course is the same code.  The JupyterLite test builds the real student
+The site tests build reduced courses (two small student lectures; the toy assignment of ``autograder.demo`` and
+a broken lecture for the solutions build) - the real site is built and read in Chromium, offline, by
+``tests/browser/test_site.py``.  The JupyterLite test builds the real student
 notebooks (~15 s).  Neither can run the site's Python here: Pyodide comes from its CDN at run time.
 """
 
@@ -20,6 +20,7 @@ import nbformat
 import pytest
 
 from autograder.demo import SYNTHETIC_NAME, write_synthetic_assignment
+from autograder.student_copy import make_student_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 LITE_PY = ROOT / ".venv-lite" / "bin" / "python"
@@ -30,33 +31,73 @@ def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
                           timeout=timeout, env={k: v for k, v in os.environ.items() if k != "DP_COURSE_STATIC_PLOTS"})
 
 
-def test_html_build_executes_solutions_without_hidden_parts(tmp_path):
+def _student_lecture(folder: Path, name: str, title: str, extra: list) -> Path:
+    """A small student-version lecture: a heading with objectives, an unanswered stub, its call, ``extra``."""
+    path = folder / name / f"{name}.ipynb"
+    path.parent.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell(f"# {title}\n\n**Learning objectives.** After this notebook you can\n\n"
+                                      "1. compute $e^\\varepsilon$;\n2. read ERRATA 5 and 6.\n"),
+        nbformat.v4.new_code_cell("def answer(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()"),
+        nbformat.v4.new_code_cell("answer(1)"),
+        *extra])
+    nbformat.write(nb, path)
+    return path
+
+
+def test_site_student_build_reads_offline_and_links_everything(tmp_path):
+    notebooks = tmp_path / "notebooks"
+    _student_lecture(notebooks, "01_first", "Lecture 01 - First", [
+        nbformat.v4.new_markdown_cell("Next: [lecture 02](../02_second/02_second.ipynb); see ERRATA item 3, "
+                                      "not `ERRATA 4` in code."),
+        nbformat.v4.new_code_cell("from dp_course.widgets import pld_explorer\npld_explorer()")])
+    _student_lecture(notebooks, "02_second", "Lecture 02 - Second", [nbformat.v4.new_code_cell("print(6 * 7)")])
+    out = tmp_path / "site"
+    proc = _run("site", "-o", str(out), "--source", str(notebooks))
+    assert proc.returncode == 0, proc.stdout + proc.stderr       # an unanswered exercise is not a build error
+    first, second = (out / "01_first.html").read_text(), (out / "02_second.html").read_text()
+    assert "not answered yet" in first and "Traceback" not in first
+    assert first.count("NotImplementedError") == 1, "only the stub's own `raise` line, no error output"
+    assert 'href="02_second.html"' in first and 'rel="next"' in first and 'rel="prev"' in second
+    assert 'href="errata.html#erratum-3"' in first and 'href="errata.html#erratum-5"' in first
+    assert 'href="errata.html#erratum-6"' in first and "erratum-4" not in first     # code spans stay as they are
+    assert "Student version" in first and "42" in second
+    assert "application/vnd.jupyter.widget-view+json" not in first
+    assert first.count("data:image/png;base64") >= 1, "the explorer's static figure is missing"
+    for page in (first, second):
+        assert 'src="_static/mathjax/MathJax.js' in page
+        assert not re.search(r'<script[^>]+src="(https?:)?//', page), "a script from the network"
+    assert (out / "_static" / "mathjax" / "MathJax.js").is_file()
+    errata = (out / "errata.html").read_text()
+    for n in (3, 5, 6):
+        assert f'id="erratum-{n}"' in errata
+    index = (out / "index.html").read_text()
+    assert 'href="01_first.html">Lecture 01 - First<' in index and "compute $e^\\varepsilon$" in index
+
+
+def test_site_solutions_build_shows_solutions_without_hidden_parts(tmp_path):
     solutions = tmp_path / "solutions"
     toy = write_synthetic_assignment(solutions)
-    nb = nbformat.read(toy, as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell("from dp_course.widgets import pld_explorer\npld_explorer()"))
-    nbformat.write(nb, toy)
     broken = solutions / "00_broken" / "00_broken.ipynb"
     broken.parent.mkdir()
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Broken"),
                                                    nbformat.v4.new_code_cell("1 / 0")]), broken)
-    out = tmp_path / "html"
-    proc = _run("html", "-o", str(out), "--solutions", str(solutions))
+    out = tmp_path / "site"
+    proc = _run("site", "--solutions", "-o", str(out), "--source", str(solutions))
     assert proc.returncode == 1, proc.stdout + proc.stderr          # a solution that raises fails the build
     assert "00_broken: cell 1: ZeroDivisionError" in proc.stderr
-    page = (out / f"{SYNTHETIC_NAME}.html").read_text()
+    page = (out / f"{toy.stem}.html").read_text()
     assert "toy assignment" in page and "laplace_scale" in page      # executed solutions are shown
     assert "HIDDEN-TOKEN" not in page and "BEGIN HIDDEN TESTS" not in page  # hidden tests are not
     assert "BEGIN SOLUTION" not in page and "END SOLUTION" not in page
-    assert "application/vnd.jupyter.widget-view+json" not in page
-    assert page.count("data:image/png;base64") >= 1, "the explorer's static figure is missing"
+    assert "Solutions: this build shows the full answer" in page
     index = (out / "index.html").read_text()
     assert re.search(rf'href="{SYNTHETIC_NAME}\.html">A toy assignment<', index)
     assert 'href="00_broken.html"' in index
 
 
-def test_html_build_names_the_lectures_it_knows():
-    proc = _run("html", "--only", "99_nonexistent", "-o", os.devnull)
+def test_site_build_names_the_lectures_it_knows():
+    proc = _run("site", "--only", "99_nonexistent", "-o", os.devnull)
     assert proc.returncode != 0
     assert "no lecture named 99_nonexistent" in proc.stderr + proc.stdout
     assert "01_foundations" in proc.stderr + proc.stdout
@@ -98,3 +139,17 @@ def test_lite_build_has_the_student_notebooks_and_the_wheel(tmp_path):
     extensions = {e["name"] for e in config["federated_extensions"]}
     assert {"@jupyter-widgets/jupyterlab-manager", "@jupyterlite/pyodide-kernel-extension"} <= extensions
     assert "@jupyter/nbgrader" not in extensions
+
+
+def test_site_builds_in_a_student_copy(tmp_path):
+    """A student copy has no autograder/ and no solutions/: its own tools/build_site.py still builds the site."""
+    copy = make_student_copy(tmp_path / "copy")
+    assert not (copy / "autograder").exists() and not (copy / "solutions").exists()
+    out = tmp_path / "site"
+    env = {k: v for k, v in os.environ.items() if k != "DP_COURSE_STATIC_PLOTS"}
+    proc = subprocess.run([sys.executable, str(copy / "tools" / "build_site.py"), "--only", "01_foundations",
+                           "-o", str(out)], cwd=copy, capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    page = (out / "01_foundations.html").read_text()
+    assert "Student version" in page and "BEGIN SOLUTION" not in page
+    assert (out / "errata.html").is_file() and (out / "guide.html").is_file()

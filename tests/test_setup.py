@@ -10,8 +10,11 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import sysconfig
+import time
 import tomllib
 import urllib.error
 import urllib.request
@@ -20,19 +23,22 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from _lab_server import LabServer
+from _lab_server import LabServer, free_port
 from tornado.websocket import websocket_connect
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = importlib.util.spec_from_file_location("run_py", ROOT / "run.py")
 run_py = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(run_py)
+_BINDER_SPEC = importlib.util.spec_from_file_location("binder_link", ROOT / "tools" / "binder_link.py")
+binder_link = importlib.util.module_from_spec(_BINDER_SPEC)
+_BINDER_SPEC.loader.exec_module(binder_link)
 
 
 def test_run_py_help_lists_the_commands():
     out = subprocess.run([sys.executable, str(ROOT / "run.py"), "--help"], capture_output=True, text=True,
                          check=True).stdout
-    for command in ("python3 run.py lab", "python3 run.py test", "run.py lab --instructor", "python3 run.py html",
+    for command in ("python3 run.py lab", "python3 run.py test", "run.py lab --instructor", "python3 run.py site",
                     "python3 run.py lite"):
         assert command in out, command
 
@@ -251,17 +257,20 @@ def test_environment_yml_is_a_repo2docker_conda_environment():
     assert "pip install --no-deps -e ." in post and "tools/install_jupyter_config.py" in post
 
 
-def test_environment_yml_pins_what_pyproject_pins():
+def test_environment_yml_pins_what_pyproject_pins_and_no_developer_tools():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = project["dependencies"] + project["optional-dependencies"]["dev"]
     pins = _env_pins()
-    for req in wanted:
-        m = re.match(r"([A-Za-z0-9_.\-]+)(\[[^\]]*\])?(.*)", req.replace(" ", ""))
+    for req in project["dependencies"]:
+        m = re.match(r"([A-Za-z0-9_.\-]+)(\[[^\]]*\])?([^;]*)(;.*)?", req.replace(" ", ""))
         name, spec = m.group(1).lower().replace("_", "-"), m.group(3)
-        if name == project["name"]:
-            continue      # the project itself (an extra of it): postBuild installs it
         assert name in pins, f"{name} is in pyproject.toml but not in environment.yml"
-        assert pins[name] == spec, f"{name}: pyproject.toml says {spec!r}, environment.yml says {pins[name]!r}"
+        assert pins[name].split(";")[0] == spec, \
+            f"{name}: pyproject.toml says {spec!r}, environment.yml says {pins[name]!r}"
+    runtime = {re.match(r"[A-Za-z0-9_.\-]+", r).group(0).lower().replace("_", "-") for r in project["dependencies"]}
+    for req in project["optional-dependencies"]["dev"]:
+        name = re.match(r"[A-Za-z0-9_.\-]+", req).group(0).lower().replace("_", "-")
+        if name not in runtime:
+            assert name not in pins, f"environment.yml (Binder) installs the developer tool {name}: runtime only"
 
 
 def _notebook_imports() -> set[str]:
@@ -315,14 +324,119 @@ def test_postbuild_installs_the_student_jupyterlab_settings(tmp_path):
         (ROOT / "jupyter_config/common/jupyter_server_config.py").read_text()
 
 
-def test_readme_has_a_binder_badge_that_opens_the_lectures():
+def test_readme_binder_badge_is_this_repositorys_or_says_how_to_make_it():
     readme = (ROOT / "README.md").read_text()
-    m = re.search(r"\[!\[[^\]]*Binder[^\]]*\]\(https://mybinder\.org/badge_logo\.svg\)\]\((https://mybinder\.org/v2/"
-                  r"gh/[^)\s]+)\)", readme)
-    assert m, "README needs a Binder badge"
-    assert m.group(1).endswith("?urlpath=lab/tree/notebooks/README.md")
+    block = readme[readme.index(binder_link.BEGIN):readme.index(binder_link.END)]
+    assert "OWNER" not in readme and "<owner>/<repository>" not in readme, "a placeholder Binder link"
+    repository = binder_link.setting(ROOT) or binder_link.remote(ROOT)
+    if repository:
+        assert binder_link.badge(repository) in block, "the badge is not this repository's: run.py binder --write"
+    else:
+        assert "run.py binder --write" in block and "mybinder.org/v2" not in block
+
+
+@pytest.mark.parametrize("url", ["https://github.com/alice/dp-course.git", "https://github.com/alice/dp-course",
+                                 "git@github.com:alice/dp-course.git", "ssh://git@github.com/alice/dp-course.git"])
+def test_binder_link_comes_from_the_origin_remote(tmp_path, url):
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "README.md").write_text(f"# x\n{binder_link.BEGIN}\nhow to\n{binder_link.END}\nrest\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", url], check=True)
+    proc = subprocess.run([sys.executable, str(ROOT / "run.py"), "binder", "--write", "--root", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    link = "https://mybinder.org/v2/gh/alice/dp-course/HEAD?urlpath=lab/tree/notebooks/README.md"
+    assert link in proc.stdout
+    readme = (tmp_path / "README.md").read_text()
+    assert f"{binder_link.BEGIN}\n[![Binder](https://mybinder.org/badge_logo.svg)]({link})\n{binder_link.END}" in readme
+    assert readme.endswith("rest\n") and "how to" not in readme
+
+
+def test_binder_link_setting_wins_and_is_checked(tmp_path):
+    text = (ROOT / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(text + '\n[tool.dp-course]\nrepository = "course-team/dp-2027"\n')
+    assert binder_link.setting(tmp_path) == "course-team/dp-2027"
+    (tmp_path / "pyproject.toml").write_text(text + '\n[tool.dp-course]\nrepository = "https://x/y"\n')
+    with pytest.raises(ValueError, match=r"repository .* must be \"<owner>/<name>\".*'https://x/y'"):
+        binder_link.setting(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(text)
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "binder_link.py"), "--root", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "no GitHub `origin` remote" in proc.stderr
 
 
 @pytest.mark.parametrize("path", ["run.py", ".ci/run", "postBuild"])
 def test_entry_points_are_executable(path):
     assert os.access(ROOT / path, os.X_OK)
+
+
+def test_postbuild_runs_and_binder_lab_starts_with_the_student_settings(tmp_path):
+    """What repo2docker does after the conda environment, as far as this machine allows: postBuild runs in a fresh
+    environment (a venv on top of the test environment, no index and no build isolation: nothing is downloaded),
+    and the JupyterLab of that environment starts and serves the course's lab settings (Markdown opens rendered;
+    every key of jupyter_config/lab_settings/overrides.json)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT, repo, ignore=shutil.ignore_patterns(".git", ".venv*", "build", "artifacts", "__pycache__",
+                                                              ".ipynb_checkpoints", "*.egg-info"))
+    env_dir = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
+    py = env_dir / "bin" / "python"
+    site_packages = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                        capture_output=True, text=True, check=True).stdout.strip())
+    # the packages of environment.yml: the test environment's, as a plain path (its own .pth files, among them
+    # its editable dp_course, are not read: postBuild's editable install is the one that counts)
+    (site_packages / "zz_environment.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    # what conda puts into the env's prefix with JupyterLab and nbgrader: JupyterLab's application files (linked
+    # from the test environment) and nbgrader's file enabling its server extensions (which postBuild overrides)
+    lab = Path(sys.prefix) / "share" / "jupyter"
+    conf_d = env_dir / "etc" / "jupyter" / "jupyter_server_config.d"
+    conf_d.mkdir(parents=True)
+    shutil.copy(Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / "nbgrader.json", conf_d)
+    (env_dir / "share" / "jupyter" / "lab").mkdir(parents=True)
+    for rel in ("lab/static", "lab/schemas", "lab/themes", "labextensions"):
+        if (lab / rel).exists():
+            (env_dir / "share" / "jupyter" / rel).symlink_to(lab / rel)
+    env = {**os.environ, "PATH": f"{env_dir / 'bin'}{os.pathsep}{os.environ['PATH']}", "PIP_NO_INDEX": "1",
+           "VIRTUAL_ENV": str(env_dir), "PYTHONNOUSERSITE": "1"}
+    env.pop("PYTHONPATH", None)
+    # nothing to download: the build backend (setuptools) comes from the environment, not from an isolated build
+    (tmp_path / "pip.conf").write_text("[install]\nno-build-isolation = false\n")
+    env["PIP_CONFIG_FILE"] = str(tmp_path / "pip.conf")
+    proc = subprocess.run(["bash", "postBuild"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    overrides = json.loads((env_dir / "share/jupyter/lab/settings/overrides.json").read_text())
+    wanted = json.loads((ROOT / "jupyter_config/lab_settings/overrides.json").read_text())
+    for plugin, keys in wanted.items():
+        assert {k: overrides[plugin][k] for k in keys} == keys, plugin
+    where = subprocess.run([str(py), "-c", "import dp_course, sys; print(dp_course.__file__)"], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, timeout=60)
+    assert where.stdout.strip().startswith(str(repo)), where.stdout + where.stderr   # postBuild's editable install
+    port = free_port()
+    server = subprocess.Popen([str(py), "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+                               "--IdentityProvider.token=binder-test", f"--ServerApp.root_dir={repo}",
+                               *(["--allow-root"] if os.geteuid() == 0 else [])],
+                              cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        settings, deadline = None, time.monotonic() + 120
+        while settings is None and time.monotonic() < deadline and server.poll() is None:
+            try:
+                url = (f"http://127.0.0.1:{port}/lab/api/settings/@jupyterlab/docmanager-extension:plugin"
+                       "?token=binder-test")
+                with urllib.request.urlopen(url, timeout=10) as reply:
+                    settings = json.loads(reply.read())
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.5)
+        if settings is None:
+            server.terminate()
+            pytest.fail(f"JupyterLab did not start within 120 s: {server.communicate(timeout=30)[1][-3000:]}")
+        # the server applies overrides.json to the plugin's schema defaults
+        default = settings["schema"]["properties"]["defaultViewers"].get("default", {})
+        assert default.get("markdown") == "Markdown Preview", settings["schema"]["properties"]["defaultViewers"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab?token=binder-test", timeout=30) as reply:
+            assert reply.status == 200 and b"JupyterLab" in reply.read()
+        with pytest.raises(urllib.error.HTTPError, match="404"):      # students get no grading tools
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/formgrader?token=binder-test", timeout=30)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

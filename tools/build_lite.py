@@ -9,10 +9,17 @@ Runs in ``.venv-lite`` (``run.py lite`` creates it with the ``lite`` extra of py
 2. the student notebooks (``notebooks/``, with their README), each with one cell prepended that installs
    that wheel in the browser's Python (``%pip install``, answered from the site's own package index);
 3. ``jupyter lite build`` with the Pyodide kernel, the wheel in the site's index (``pypi/all.json``) and
-   the JupyterLab widgets extension, so the explorers are live.
+   the JupyterLab widgets extension, so the explorers are live; the course's lab settings
+   (``jupyter_config/lab_settings/overrides.json``: Markdown opens rendered, widget state saved with the notebook);
+4. the site's front page (``tools/templates/lite/index.html``) replaces JupyterLite's: it checks within 20 s
+   that the browser can fetch Pyodide, then opens JupyterLab on the lecture index (the notebooks' ``README.md``), or
+   says in plain words why Python cannot start and what to do instead of leaving a kernel that never starts.
 
-At run time the site loads Pyodide and its packages (numpy, scipy, matplotlib) from Pyodide's CDN and
-ipywidgets from PyPI - the only downloads, made by the reader's browser, never by this build.  What does
+At run time the site loads Pyodide and its packages (numpy, scipy, matplotlib) from Pyodide's CDN - the version
+pinned here, :data:`PYODIDE_VERSION`, the one the installed ``jupyterlite-pyodide-kernel`` is built for - and
+ipywidgets from PyPI: the only downloads, made by the reader's browser, never by this build.  A course that
+hosts Pyodide itself passes ``--pyodide FILE`` (a Pyodide release tarball, ``pyodide-<version>.tar.bz2``, local
+path or URL): the build copies it into the site and the site fetches nothing from a CDN.  What does
 not work there: ``dp-course check`` and grading (no terminal, no subprocesses, no nbgrader), anything that
 needs the file system of your machine; saving keeps work in the browser's storage only.
 """
@@ -28,7 +35,12 @@ import tempfile
 import tomllib
 from pathlib import Path
 
+from jupyterlite_pyodide_kernel.constants import PYODIDE_KERNEL_PLUGIN_ID, PYODIDE_MJS, PYODIDE_URL, PYODIDE_VERSION
+
 ROOT = Path(__file__).resolve().parent.parent
+FRONT_PAGE = Path(__file__).resolve().parent / "templates" / "lite" / "index.html"
+LAB_SETTINGS = ROOT / "jupyter_config" / "lab_settings" / "overrides.json"
+PYODIDE_CDN = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/{PYODIDE_MJS}"
 RUNTIME_DEPENDENCIES = ["numpy", "scipy", "matplotlib", "ipywidgets"]
 INSTALL_CELL_ID = "jupyterlite-install-dp-course"
 INSTALL_CELL = ("# JupyterLite only: install the course library into this browser tab's Python (from this site).\n"
@@ -77,8 +89,16 @@ def prepare_contents(dest: Path, notebooks_dir: Path) -> list[Path]:
     return notebooks
 
 
-def build(output: Path, notebooks_dir: Path = ROOT / "notebooks") -> Path:
-    """Build the site into ``output`` (replaced); returns it."""
+def lite_config(local_pyodide: bool) -> dict:
+    """``jupyter-lite.json``: the app's settings and, unless the build bundles Pyodide, the pinned CDN address."""
+    config = json.loads(json.dumps(LITE_CONFIG))
+    if not local_pyodide:
+        config["jupyter-config-data"]["litePluginSettings"] = {PYODIDE_KERNEL_PLUGIN_ID: {PYODIDE_URL: PYODIDE_CDN}}
+    return config
+
+
+def build(output: Path, notebooks_dir: Path = ROOT / "notebooks", pyodide: str | None = None) -> Path:
+    """Build the site into ``output`` (replaced); returns it.  ``pyodide``: a Pyodide tarball to bundle."""
     with tempfile.TemporaryDirectory(prefix="dp-course-lite-") as tmp:
         work = Path(tmp)
         wheel = build_wheel(work)
@@ -86,12 +106,15 @@ def build(output: Path, notebooks_dir: Path = ROOT / "notebooks") -> Path:
         prepare_contents(contents, notebooks_dir)
         lite_dir = work / "lite"
         lite_dir.mkdir()
-        (lite_dir / "jupyter-lite.json").write_text(json.dumps(LITE_CONFIG, indent=2))
+        (lite_dir / "jupyter-lite.json").write_text(json.dumps(lite_config(pyodide is not None), indent=2))
+        shutil.copy(LAB_SETTINGS, lite_dir / "overrides.json")
         if output.exists():
             shutil.rmtree(output)
         subprocess.run([sys.executable, "-m", "jupyterlite_core", "build", "--lite-dir", str(lite_dir),
                         "--contents", str(contents), "--output-dir", str(output.resolve()),
-                        "--piplite-wheels", str(wheel)], check=True, cwd=work)
+                        "--piplite-wheels", str(wheel), *(["--pyodide", pyodide] if pyodide else [])],
+                       check=True, cwd=work)
+    shutil.copy(FRONT_PAGE, output / "index.html")
     return output
 
 
@@ -100,11 +123,13 @@ def main(argv: list[str] | None = None) -> int:
                                      epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-o", "--output", type=Path, default=ROOT / "build" / "lite", help="site folder (replaced)")
+    parser.add_argument("--pyodide", metavar="FILE", help="bundle this Pyodide release tarball (path or URL) in the "
+                        "site instead of loading Pyodide from its CDN")
     parser.add_argument("--notebooks", type=Path, default=ROOT / "notebooks", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    site = build(args.output, args.notebooks)
+    site = build(args.output, args.notebooks, args.pyodide)
     print(f"JupyterLite site in {site}: serve it with any static web server, e.g. "
-          f"`python3 -m http.server -d {site} --bind 127.0.0.1`, and open lab/index.html")
+          f"`python3 -m http.server -d {site} --bind 127.0.0.1`, and open its front page (index.html)")
     return 0
 
 

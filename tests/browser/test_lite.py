@@ -1,0 +1,87 @@
+"""The JupyterLite site in Chromium with the network blocked: it says why Python cannot start, and still opens.
+
+``python3 run.py lite`` builds the real site (``.venv-lite``); a plain HTTP server on 127.0.0.1 serves it.  Every
+request that is not for that server is aborted (``_browser_lab.Console``), so Pyodide's CDN is unreachable, as on
+a machine without internet.  The front page must say so in plain words within 30 s (and name the address it
+tried); its "open anyway" link must open JupyterLab on the lecture index, rendered, with the course's settings.
+What this machine cannot show: Python running in the page (Pyodide comes from its CDN, or from a tarball the
+builder passes with ``--pyodide``; none is available here).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from _browser_lab import ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, launch, require
+from _lab_server import ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-lite")]
+LITE_PY = ROOT / ".venv-lite" / "bin" / "python"
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+@pytest.fixture(scope="module")
+def lite_site(tmp_path_factory):
+    require("the JupyterLite tools (.venv-lite: `python3 run.py lite` or `run.py test` sets them up)",
+            LITE_PY.exists())
+    out = tmp_path_factory.mktemp("lite") / "site"
+    proc = subprocess.run([sys.executable, str(ROOT / "run.py"), "lite", "-o", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield out, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+def test_lite_pins_pyodide_and_carries_the_course_settings(lite_site):
+    out, _ = lite_site
+    config = json.loads((out / "jupyter-lite.json").read_text())["jupyter-config-data"]
+    url = config["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]["pyodideUrl"]
+    assert url.startswith("https://cdn.jsdelivr.net/pyodide/v") and "/full/pyodide.mjs" in url
+    overrides = config.get("settingsOverrides", {})
+    assert overrides["@jupyter-widgets/jupyterlab-manager:plugin"]["saveState"] is True
+    assert overrides["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]["markdown"] == "Markdown Preview"
+
+
+def test_lite_says_why_python_cannot_start_and_still_opens_the_index(lite_site):
+    require(CHROMIUM_NEEDED, CHROMIUM.exists())
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require(PLAYWRIGHT_NEEDED, False)
+    out, base = lite_site
+    console = Console()
+    with sync_playwright() as pw:
+        context = launch(pw, ARTIFACTS.parent / "profile-lite")
+        console.attach(context, base)
+        page = context.new_page()
+        started = time.monotonic()
+        page.goto(base, wait_until="load")
+        page.wait_for_selector("#problem", state="visible", timeout=30_000)
+        waited = time.monotonic() - started
+        text = page.inner_text("#problem")
+        page.screenshot(path=str(ARTIFACTS / "lite-no-pyodide.png"))
+        page.click("#anyway")
+        page.wait_for_function("() => [...document.querySelectorAll('.jp-RenderedMarkdown')]"
+                               ".some(e => e.innerText.includes('Lecture'))", timeout=120_000)
+        index = page.inner_text(".jp-RenderedMarkdown >> nth=0")
+        page.screenshot(path=str(ARTIFACTS / "lite-index.png"))
+        context.close()
+    _, external = console.take()
+    assert waited < 30, f"the front page took {waited:.0f} s to say that Python cannot be loaded"
+    assert "Python cannot be loaded" in text and "cdn.jsdelivr.net/pyodide/v" in text, text
+    assert "Lecture" in index and "01" in index, index[:500]
+    assert any("cdn.jsdelivr.net/pyodide/" in u for u in external), external   # the CDN was tried, and blocked
