@@ -9,8 +9,6 @@ The end-to-end runs (``dp-course grade`` on lectures 01 and 02, the trusted kern
 from __future__ import annotations
 
 import copy
-import sys
-from pathlib import Path
 from typing import Any
 
 import nbformat
@@ -21,10 +19,10 @@ from adversarial import hostile
 from autograder import cells, kernel_guard
 from autograder.events import EventKind
 from autograder.preprocessors import rebuild_structure
-from autograder.preprocessors.rebuild_structure import EVENTS_KEY, RebuildStructure, rebuild, setup_index
-from autograder.preprocessors.safe_execute import _structure_events  # noqa: PLC2701 - the reader of EVENTS_KEY
+from autograder.preprocessors.rebuild_structure import (EVENTS_KEY, RebuildStructure, rebuild, setup_index,
+                                                         take_events)
 from autograder.settings import course_config
-from autograder.trusted import names, proxy
+from autograder.trusted import names, proxy, runner
 
 
 def _shape(nb: NotebookNode) -> list[tuple[str, str | None, str]]:
@@ -160,20 +158,20 @@ def test_the_preprocessor_reads_the_release_and_hands_over_its_events(toy: hosti
     resources: dict[str, Any] = {"nbgrader": {"assignment": hostile._N, "notebook": hostile._N}}
     out, _ = pre.preprocess(nb, resources)
     assert _shape(out) == _shape(toy.full)
-    events = _structure_events(out)
+    events = take_events(out)
     assert EVENTS_KEY not in out.metadata
     assert [(e.kind, e.cell, e.notebook) for e in events] == [(EventKind.STRUCTURE_RESTORED, "setup", hostile._N)]
     # no release to rebuild on (not part of a course): left as it is, and nothing planted survives
     nb.metadata[EVENTS_KEY] = [{"kind": "structure_restored", "detail": "planted"}]
     out, _ = pre.preprocess(nb, {"nbgrader": {"assignment": "nope", "notebook": "nope"}})
-    assert len(out.cells) == len(nb.cells) and _structure_events(out) == []
+    assert len(out.cells) == len(nb.cells) and take_events(out) == []
 
 
 def test_structure_events_accept_only_their_kind() -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata[EVENTS_KEY] = [{"kind": "kernel_died", "detail": "x"}, "junk",
                                {"kind": "structure_restored", "detail": "y" * 900, "cell": 3}]
-    (event,) = _structure_events(nb)
+    (event,) = take_events(nb)
     assert event.kind is EventKind.STRUCTURE_RESTORED and len(event.detail) == 500 and event.cell is None
 
 
@@ -208,9 +206,5 @@ def test_bound_names_of_a_solution_and_a_setup() -> None:
 def test_the_guard_watches_the_agent_package() -> None:
     assert kernel_guard.watched("_dpc_trusted.agent") and kernel_guard.watched("_dpc_trusted")
     assert not kernel_guard.watched("numpy._core") and "_dpc_trusted.agent" in kernel_guard.AGENT_MODULES
-    assert kernel_guard.AGENT_PACKAGE == __import__("autograder.trusted.runner", fromlist=["PACKAGE"]).PACKAGE
+    assert kernel_guard.AGENT_PACKAGE == runner.PACKAGE
 
-
-def test_path_of_release(toy: hostile.Toy) -> None:
-    assert (Path(toy.course) / "release" / hostile._N / f"{hostile._N}.ipynb").is_file()
-    assert sys.modules["autograder.preprocessors.rebuild_structure"] is rebuild_structure

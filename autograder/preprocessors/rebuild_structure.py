@@ -44,7 +44,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from ..cells import grade_id, nbgrader_meta
 from ..events import Event, EventKind
 
-__all__ = ["EVENTS_KEY", "RebuildStructure", "rebuild", "setup_index"]
+__all__ = ["EVENTS_KEY", "RebuildStructure", "rebuild", "setup_index", "take_events"]
 
 EVENTS_KEY = "dp_course_structure_events"
 """Notebook metadata key under which this step hands its events to ``SafeExecute`` (which removes it)."""
@@ -82,6 +82,20 @@ def _moved(order: Sequence[int]) -> set[int]:
         keep.add(order[i])
         i = prev[i]
     return set(order) - keep
+
+
+def take_events(nb: NotebookNode) -> list[Event]:
+    """The events this step left in ``nb``'s metadata, removed from it (``SafeExecute`` writes them with its own):
+    only :attr:`EventKind.STRUCTURE_RESTORED` ones, at most 200, each detail cut to 500 characters."""
+    found = nb.metadata.pop(EVENTS_KEY, None)
+    events: list[Event] = []
+    for data in found if isinstance(found, list) else []:
+        if isinstance(data, dict) and data.get("kind") == EventKind.STRUCTURE_RESTORED.value:
+            cell, notebook = data.get("cell"), data.get("notebook")
+            events.append(Event(EventKind.STRUCTURE_RESTORED, str(data.get("detail"))[:500],
+                                cell if isinstance(cell, str) else None,
+                                notebook if isinstance(notebook, str) else None))
+    return events[:200]
 
 
 def _describe(cell: Mapping[str, Any]) -> str:

@@ -96,20 +96,6 @@ def _output_size(msg: dict[str, Any]) -> int:
     return size
 
 
-def _structure_events(nb: NotebookNode) -> list[Event]:
-    """The events :class:`~autograder.preprocessors.rebuild_structure.RebuildStructure` left in the notebook's
-    metadata (removed from it): only that kind, at most 200, each detail cut to 500 characters."""
-    found = nb.metadata.pop(rebuild_structure.EVENTS_KEY, None)
-    events: list[Event] = []
-    for data in found if isinstance(found, list) else []:
-        if isinstance(data, dict) and data.get("kind") == EventKind.STRUCTURE_RESTORED.value:
-            cell, notebook = data.get("cell"), data.get("notebook")
-            events.append(Event(EventKind.STRUCTURE_RESTORED, str(data.get("detail"))[:500],
-                                cell if isinstance(cell, str) else None,
-                                notebook if isinstance(notebook, str) else None))
-    return events[:200]
-
-
 def _where(index: int, cell_id: str | None) -> str:
     return f"cell {index}{' (' + cell_id + ')' if cell_id else ''}"
 
@@ -144,7 +130,7 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         self._check_assign_resources(resources)
         self.shutdown_kernel = "immediate"
         self._events: list[Event] = []
-        self._events.extend(_structure_events(self.nb))
+        self._events.extend(rebuild_structure.take_events(self.nb))
         self._trusted_stats: dict[str, Any] | None = None
         self._out_bytes: dict[int, int] = {}
         self._truncated: set[int] = set()
