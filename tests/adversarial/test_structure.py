@@ -25,7 +25,8 @@ from autograder import cells, course
 from autograder.grading import grade
 from autograder.results import SubmissionResult
 
-pytestmark = pytest.mark.xdist_group("adversarial-structure")
+pytestmark = [pytest.mark.xdist_group("adversarial-structure"),
+              pytest.mark.timeout(2400)]  # one grading run of 22 lecture notebooks, one worker: 10-15 minutes
 LECTURES = sorted(attacks.STRUCTURE_TARGETS)
 TRICKS = ["moved_test", "no_setup", "late_setup", "two_setups", "cheat", "agent_wrap", "retyped_test",
           "relabelled_test", "two_answers"]
