@@ -20,11 +20,11 @@ from ``nbgrader.preprocessors.Execute`` in this (configure as ``c.SafeExecute.<n
   (:mod:`autograder.preprocessors.trusted_tests`, :mod:`autograder.trusted`), which runs the instructor's setup
   first, before any cell, and reaches the student's functions and values by proxy – only the names the
   exercises' solution cells define, never a name the setup binds – and decides the verdict; the sandboxed
-  student kernel runs the student's cells and the setup cell only and never receives a test cell.  The guard then protects
-  the student's kernel (what it restores, it reports) but no longer decides a verdict: it restores before each
-  instructor cell (so the student's functions run with genuine helpers when a test calls them), checks after
-  those that run in the student's kernel (the setup, demonstrations) and after the last test cell (what the
-  student's functions changed when the last tests called them).  Without ``trusted``
+  student kernel runs the student's cells and the setup cell only and never receives a test cell.  The guard
+  then protects the student's kernel (what it restores, it reports) but no longer decides a verdict: it
+  restores before each instructor cell (so the student's functions run with genuine helpers when a test calls
+  them), checks after those that run in the student's kernel (the setup, demonstrations) and after the last
+  test cell (what the student's functions changed when the last tests called them).  Without ``trusted``
   (``dp-course grade --single-kernel``, and ``dp-course check``) every cell runs in the student's kernel.
 """
 
