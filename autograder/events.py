@@ -88,6 +88,9 @@ class EventKind(enum.Enum):
     BACKGROUND_THREADS = "background_threads", Severity.FLAG, "background threads during tests"
     SUSPICIOUS_CODE = "suspicious_code", Severity.FLAG, "code to review"
     TEST_CELLS_CHANGED = "test_cells_changed", Severity.FLAG, "test cells deleted, duplicated or edited"
+    STRUCTURE_RESTORED = ("structure_restored", Severity.FLAG,
+                          "notebook structure restored from the assignment (instructor cells moved, deleted, "
+                          "duplicated, re-typed or edited)")
     MISSING_NOTEBOOK = "missing_notebook", Severity.FLAG, "notebook missing"
     DUPLICATE_FILE = "duplicate_file", Severity.INFO, "duplicate file ignored"
     LATE = "late", Severity.FLAG, "submitted after the due date"

@@ -47,7 +47,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["LOCKED_MODULES", "WATCHED_PREFIXES", "Guard", "make_guard", "watched"]
+__all__ = ["AGENT_MODULES", "AGENT_PACKAGE", "LOCKED_MODULES", "WATCHED_PREFIXES", "Guard", "make_guard", "watched"]
 
 MISSING = object()
 
@@ -58,6 +58,14 @@ WATCHED_PREFIXES = ("numpy", "scipy", "dp_course", "math", "cmath", "operator", 
                     "decimal", "random", "functools", "itertools", "collections", "unittest", "builtins")
 """Top-level packages whose public modules are snapshotted (private submodules are left out: tests call the
 public API, and the snapshot stays small enough to check before every cell)."""
+
+AGENT_PACKAGE = "_dpc_trusted"
+"""The package the grader's agent is loaded under in the student's kernel (``autograder.trusted.runner.PACKAGE``):
+its modules are watched and locked like the helpers, so a wrapper a notebook puts on them (to answer the trusted
+kernel's calls its own way) is undone before every instructor cell and reported."""
+
+AGENT_MODULES = tuple(f"{AGENT_PACKAGE}{suffix}" for suffix in ("", ".plain", ".codec", ".agent"))
+"""The agent's modules (locked against assignment once snapshotted)."""
 
 VOLATILE_BUILTINS = frozenset({"_", "__", "___", "exit", "quit", "get_ipython", "display", "__IPYTHON__",
                                "copyright", "credits", "license", "help", "input", "raw_input"})
@@ -73,8 +81,11 @@ Judge = Callable[[Any], bool]
 
 
 def watched(name: str) -> bool:
-    """Whether the module ``name`` is snapshotted (a public module of a :data:`WATCHED_PREFIXES` package)."""
+    """Whether the module ``name`` is snapshotted (a public module of a :data:`WATCHED_PREFIXES` package, or one
+    of the grader's agent, :data:`AGENT_PACKAGE`)."""
     parts = name.split(".")
+    if parts[0] == AGENT_PACKAGE:
+        return True
     return parts[0] in WATCHED_PREFIXES and not any(p.startswith("_") for p in parts)
 
 
@@ -128,8 +139,8 @@ class ModuleSurface:
                 self.watch(name, mod)
 
     def lock(self) -> None:
-        """Make plain assignment to the snapshotted attributes of :data:`LOCKED_MODULES` raise."""
-        for name in LOCKED_MODULES:
+        """Make plain assignment to the snapshotted attributes of :data:`LOCKED_MODULES` (and the agent's) raise."""
+        for name in (*LOCKED_MODULES, *AGENT_MODULES):
             mod = self.modules.get(name)
             if mod is not None and type(mod) is types.ModuleType:
                 with contextlib.suppress(TypeError):
@@ -137,7 +148,7 @@ class ModuleSurface:
 
     def unlock(self) -> None:
         """Undo :meth:`lock` (for in-process tests; the kernel never unlocks)."""
-        for name in LOCKED_MODULES:
+        for name in (*LOCKED_MODULES, *AGENT_MODULES):
             mod = self.modules.get(name)
             if mod is not None and type(mod) is self.protected:
                 mod.__class__ = types.ModuleType

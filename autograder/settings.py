@@ -43,14 +43,16 @@ SAFE_EXECUTE = "autograder.preprocessors.safe_execute.SafeExecute"
 
 SANITIZE_STEPS = [
     "nbgrader.preprocessors.ClearOutput",
+    "autograder.preprocessors.rebuild_structure.RebuildStructure",
     "nbgrader.preprocessors.DeduplicateIds",
     "autograder.preprocessors.drop_empty_metadata.DropEmptyNbgraderMetadata",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-"""nbgrader's sanitising steps of ``autograde``, with the clean-up ``DeduplicateIds`` needs (test cells a student
-deleted are put back: ``OverwriteCells.add_missing_cells``)."""
+"""nbgrader's sanitising steps of ``autograde``, with the notebook's cells first rebuilt on the released notebook
+(``RebuildStructure``: every instructor cell once, in its place; answers matched by ``grade_id``) and the clean-up
+``DeduplicateIds`` needs (test cells a student deleted are put back: ``OverwriteCells.add_missing_cells``)."""
 
 FEEDBACK_STEPS = [
     "nbgrader.preprocessors.GetGrades",

@@ -28,6 +28,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from autograder import kernel_guard, library_code
 from autograder.preprocessors.safe_execute import guard_install_code
+from autograder.trusted import runner
 
 pytestmark = pytest.mark.xdist_group("kernel_guard")
 
@@ -393,3 +394,33 @@ def test_modules_imported_by_a_cell_are_watched_after_it(shell: InteractiveShell
 def test_watched_modules() -> None:
     assert kernel_guard.watched("numpy.linalg") and kernel_guard.watched("dp_course.pld")
     assert not kernel_guard.watched("numpy._core") and not kernel_guard.watched("json")
+
+
+@pytest.fixture
+def agent_modules(shell: InteractiveShell) -> Iterator[dict[str, Any]]:
+    """The agent package as the grader loads it into the student's kernel (from its files, before the guard)."""
+    names = list(kernel_guard.AGENT_MODULES)
+    assert str(ast.literal_eval(repr(shell.ev(runner.agent_install_expression())))).startswith("loaded _dpc_trusted")
+    yield {n: sys.modules[n] for n in names}
+    for n in names:
+        sys.modules.pop(n, None)
+
+
+def test_a_wrapper_on_the_agent_is_refused_and_undone(shell: InteractiveShell, agent_modules: dict[str, Any]) -> None:
+    """Issue 27: a notebook wrapped the grader's agent module to answer the trusted kernel's calls its own way.
+    Its modules are watched and locked like the helpers: plain assignment raises, a change through ``vars`` or
+    ``sys.modules`` is undone before the next instructor cell and reported."""
+    guard = kernel_guard.make_guard(shell, library_code.library_callback)
+    try:
+        agent = agent_modules["_dpc_trusted.agent"]
+        genuine = agent.call
+        error = _run(shell, "import sys\nsys.modules['_dpc_trusted.agent'].call = lambda ns, request: None")
+        assert isinstance(error, AttributeError) and "_dpc_trusted.agent.call is protected" in str(error)
+        _run(shell, "import sys\nvars(sys.modules['_dpc_trusted.agent'])['call'] = lambda ns, request: None")
+        assert "_dpc_trusted.agent.call was replaced" in guard.before()["fixes"] and agent.call is genuine
+        _run(shell, "import sys, types\nsys.modules['_dpc_trusted.agent'] = types.ModuleType('fake')")
+        assert "sys.modules['_dpc_trusted.agent'] was replaced" in guard.before()["fixes"]
+        assert sys.modules["_dpc_trusted.agent"] is agent
+    finally:
+        guard.restore()
+        guard.release()

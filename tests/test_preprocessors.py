@@ -463,3 +463,24 @@ def test_safe_execute_trusted_a_lost_student_kernel_stops_the_notebook(state: st
     assert [(e.kind, e.cell) for e in events] == [(kind, "t1")]
     assert ex.ran == ["x = 1"] and [c[0] for c in side.calls] == ["test", "close"]
     assert [o.ename for c in nb.cells[2:] for o in c.outputs] == ["NotRun", "NotRun"]
+
+
+def test_safe_execute_trusted_runs_the_setup_there_first() -> None:
+    """The instructor's setup runs in the trusted kernel before any cell of the notebook runs anywhere (issue 27:
+    a test moved above the setup found the setup's names missing there and took them from the student)."""
+    side = _FakeTrustedSide()
+    nb = _fixture_nb()
+    nb.cells.insert(0, _setup_cell("from dp_course.divergences import privacy_profile"))
+    ex = _trusted(side, [])
+    seen: list[int] = []
+    setup = side.run_setup
+
+    def run_setup(source: str, timeout: float | None = None) -> str | None:
+        seen.append(len(ex.ran))
+        return setup(source, timeout) or "ImportError: no module"
+
+    side.run_setup = run_setup  # type: ignore[method-assign]
+    events = ex.run(nb, LIMITS_FAST)
+    assert seen == [0] and side.calls[0] == ("setup", "from dp_course.divergences import privacy_profile")
+    assert [c[0] for c in side.calls].count("setup") == 1     # once: not again when the setup cell comes
+    assert [(e.kind, e.cell) for e in events] == [(EventKind.GUARD_FAILED, "setup")]

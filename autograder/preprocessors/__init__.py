@@ -5,6 +5,9 @@
                                        time and output limits and the test guard (grading, self-check)
 :mod:`.headless`                       ``Execute`` and ``NotebookClient`` without nbclient's Output-widget
                                        emulation (plain ``nbgrader autograde``, the tests)
+:mod:`.rebuild_structure`              ``RebuildStructure``: the cells rebuilt on the released notebook (every
+                                       instructor cell once, in its place; answers by ``grade_id``), each
+                                       deviation flagged
 :mod:`.drop_empty_metadata`            ``DropEmptyNbgraderMetadata``: clean-up after ``DeduplicateIds``
 :mod:`.strip_hidden_tests`             ``StripHiddenTests``: hidden tests out of the feedback
 :mod:`.withhold_hidden_outputs`        ``WithholdHiddenOutputs``: a hidden test's cell shows pass/fail only,

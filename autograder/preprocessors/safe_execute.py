@@ -18,13 +18,14 @@ from ``nbgrader.preprocessors.Execute`` in this (configure as ``c.SafeExecute.<n
 * events (timeouts, deaths, truncation, tampering) are written as JSON to ``events_dir``;
 * widgets' output goes into the cell (:mod:`autograder.preprocessors.headless`: no 60 s stalls);
 * with ``trusted`` (the default while grading), test cells run in the worker's trusted kernel
-  (:mod:`autograder.preprocessors.trusted_tests`, :mod:`autograder.trusted`), which reaches the student's
-  functions and values by proxy and decides the verdict; the sandboxed student kernel runs the student's cells
-  and the setup cell only (also in the trusted kernel) and never receives a test cell.  The guard then protects
-  the student's kernel (what it restores, it reports) but no longer decides a verdict: it restores before each
-  instructor cell (so the student's functions run with genuine helpers when a test calls them), checks after
-  those that run in the student's kernel (the setup, demonstrations) and after the last test cell (what the
-  student's functions changed when the last tests called them).  Without ``trusted``
+  (:mod:`autograder.preprocessors.trusted_tests`, :mod:`autograder.trusted`), which runs the instructor's setup
+  first, before any cell, and reaches the student's functions and values by proxy – only the names the
+  exercises' solution cells define, never a name the setup binds – and decides the verdict; the sandboxed
+  student kernel runs the student's cells and the setup cell only and never receives a test cell.  The guard
+  then protects the student's kernel (what it restores, it reports) but no longer decides a verdict: it
+  restores before each instructor cell (so the student's functions run with genuine helpers when a test calls
+  them), checks after those that run in the student's kernel (the setup, demonstrations) and after the last
+  test cell (what the student's functions changed when the last tests called them).  Without ``trusted``
   (``dp-course grade --single-kernel``, and ``dp-course check``) every cell runs in the student's kernel.
 """
 
@@ -40,12 +41,14 @@ from pathlib import Path
 from queue import Empty
 from typing import Any, cast
 
+import nbformat
 from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.client import NotebookClient
 from nbformat.notebooknode import NotebookNode
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
+from nbgrader.utils import is_solution
 from traitlets import Bool, Dict, Integer, List, Unicode
 
 from .. import isolation, kernel_guard, library_code
@@ -54,8 +57,9 @@ from ..diagnostics import kernel_start_reason
 from ..events import Event, EventKind
 from ..kernels import KernelSandbox
 from ..limits import MAX_MESSAGE_MB, Limits
+from ..trusted.names import bound_names
 from ..trusted.runner import Settings, TrustedKernelError, TrustedNotebook, cell_roles, install_agent
-from . import trusted_tests
+from . import rebuild_structure, trusted_tests
 from .headless import NoOutputWidget
 
 __all__ = ["SafeExecute", "GUARD_SOURCE", "LIBRARY_CODE_SOURCE", "guard_install_code"]
@@ -155,6 +159,7 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         self._check_assign_resources(resources)
         self.shutdown_kernel = "immediate"
         self._events: list[Event] = []
+        self._events.extend(rebuild_structure.take_events(self.nb))
         self._trusted_stats: dict[str, Any] | None = None
         self._out_bytes: dict[int, int] = {}
         self._truncated: set[int] = set()
@@ -175,7 +180,8 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
             trusted_tests.restart()
             self.nb.cells = original.cells
             self.nb.metadata = original.metadata
-            self._events = [e for e in self._events if e.kind is EventKind.SANDBOX_OFF]
+            self._events = [e for e in self._events
+                            if e.kind in (EventKind.SANDBOX_OFF, EventKind.STRUCTURE_RESTORED)]
             self._out_bytes, self._truncated = {}, set()
             self.reset_execution_trackers()
             self._run_in_sandbox(info)
@@ -217,6 +223,8 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
             if info_msg is not None:
                 self.nb.metadata["language_info"] = info_msg["content"]["language_info"]
             side = self._open_trusted(limits) if self.trusted else None
+            if side is not None:
+                self._trusted_setup(side, limits)
             roles = cell_roles(self.nb) if side is not None else [None] * len(self.nb.cells)
             last_test = max((i for i, role in enumerate(roles) if role == "test"), default=-1)
             guard_ok = not self.guard or self._install_guard()
@@ -240,11 +248,6 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
                     stopped = self._trusted_test(side, cell, index, cell_id)
                 else:
                     stopped = self._execute(cell, index, cell_id, limits)
-                    if stopped is None and side is not None and roles[index] == "setup":
-                        failure = side.run_setup(cell.source, self.timeout)
-                        if failure:
-                            self._event(EventKind.GUARD_FAILED, f"the setup cell failed in the trusted kernel "
-                                        f"({failure[:200]}); the tests may fail", cell_id)
                 if stopped is not None:
                     continue
                 if guarded and guard_ok and (not in_trusted or index == last_test):
@@ -262,8 +265,34 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         settings = Settings(cell_timeout=float(limits.cell_seconds), notebook_timeout=float(limits.notebook_timeout),
                             max_message_mb=self.max_message_mb)
         assert self.km is not None
-        return trusted_tests.kernel().open(self.nb, self.km.get_connection_info(), settings=settings,
-                                           workdir=self._instructor_files(), resources=self.resources)
+        folder = self._instructor_files()
+        return trusted_tests.kernel().open(self.nb, self.km.get_connection_info(), settings=settings, workdir=folder,
+                                           resources=self.resources, trusted_names=bound_names(self._setup_source()),
+                                           student_names=self._student_names(folder))
+
+    def _trusted_setup(self, side: TrustedNotebook, limits: Limits) -> None:
+        """Run the instructor's setup in the trusted kernel, first, before any cell: the names it binds (the
+        library's reference functions) are the trusted kernel's own, never taken from the student's kernel."""
+        setup = self._setup_source()
+        failure = side.run_setup(setup, float(limits.cell_seconds)) if setup else None
+        if failure:
+            self._event(EventKind.GUARD_FAILED, f"the setup cell failed in the trusted kernel ({failure[:200]}); "
+                        "the tests may fail", "setup")
+
+    def _setup_source(self) -> str:
+        """The setup cells' source (as ``OverwriteCells`` restored it from the gradebook: the instructor's)."""
+        return "\n".join(c.source for c, role in zip(self.nb.cells, cell_roles(self.nb), strict=True)
+                         if role == "setup")
+
+    def _student_names(self, folder: Path | None) -> list[str] | None:
+        """The names the exercises ask the student to define: what the solution cells of the instructor's source
+        notebook bind (the only names the trusted kernel takes from the student's); None without a source."""
+        path = folder / f"{self._nb_name}.ipynb" if folder is not None and self._nb_name else None
+        if path is None or not path.is_file():
+            return None
+        source = nbformat.read(path, as_version=4)
+        return sorted({name for cell in source.cells if cell.cell_type == "code" and is_solution(cell)
+                       for name in bound_names(cell.source)})
 
     def _instructor_files(self) -> Path | None:
         """The assignment's folder in the course's source directory (the files nbgrader copies next to every

@@ -28,7 +28,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 from . import codec, proxy
 
-__all__ = ["free_names", "resolve", "python_source"]
+__all__ = ["free_names", "bound_names", "resolve", "python_source"]
 
 _TRANSFORMER = TransformerManager()  # type: ignore[no-untyped-call]
 
@@ -74,11 +74,26 @@ def free_names(source: str) -> list[str]:
     return sorted(reads - binds)
 
 
+def bound_names(source: str) -> list[str]:
+    """Global names a cell binds (definitions, imports, assignments, also ``global`` ones inside functions),
+    sorted (empty if the cell does not parse): what an exercise's solution cell asks the student to define, or
+    what the setup cell defines."""
+    try:
+        table = symtable.symtable(python_source(source), "<cell>", "exec")
+    except (SyntaxError, ValueError):
+        return []
+    reads: set[str] = set()
+    binds: set[str] = set()
+    _collect(table, reads, binds)
+    return sorted(binds)
+
+
 _BUILTINS = frozenset(dir(builtins))
 
 
 def resolve(names: Sequence[str], namespace: MutableMapping[str, Any], link: proxy.StudentLink,
-            bound: set[str], *, trusted: Set[str] = frozenset(), modules: Set[str] | None = None) -> dict[str, str]:
+            bound: set[str], *, trusted: Set[str] = frozenset(), modules: Set[str] | None = None,
+            student: Set[str] | None = None) -> dict[str, str]:
     """Bind in ``namespace`` what a test cell needs from the student; return ``{name: kind}``.
 
     Args:
@@ -91,12 +106,16 @@ def resolve(names: Sequence[str], namespace: MutableMapping[str, Any], link: pro
         trusted: names that never come from the student even if absent from ``namespace``.
         modules: names of the modules a student's name may stand for, besides the modules bound in
             ``namespace`` (the setup's imports); None: any module the trusted kernel has imported.
+        student: the only names ever asked of the student's kernel (the names the exercises' solution cells
+            define); a name outside it that the trusted namespace lacks stays unbound (``NameError``), so an
+            instructor name the setup did not bind is never taken from the student.  None: any name.
 
     Returns:
         ``{name: "function" | "data" | "module" | "other" | "missing" | "error"}`` for the names asked.
     """
-    wanted = sorted({n for n in names if n not in _BUILTINS and n not in trusted
-                     and (n not in namespace or n in bound)} | bound)
+    wanted = sorted(n for n in {n for n in names if n not in _BUILTINS and n not in trusted
+                                and (n not in namespace or n in bound)} | bound
+                    if student is None or n in student)
     if not wanted:
         return {}
     try:

@@ -27,7 +27,7 @@ import math
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from queue import Empty
@@ -306,14 +306,19 @@ class TrustedKernel:
             raise TrustedKernelError(f"the trusted kernel failed on {expression[:60]}...: {exc}") from exc
 
     def open(self, nb: NotebookNode, student_connection: Mapping[str, Any], *, settings: Settings = Settings(),
-             workdir: str | Path | None = None, resources: dict[str, Any] | None = None) -> TrustedNotebook:
+             workdir: str | Path | None = None, resources: dict[str, Any] | None = None,
+             trusted_names: Sequence[str] = (), student_names: Sequence[str] | None = None) -> TrustedNotebook:
         """Start on notebook ``nb``: fresh namespace, and a link to the student's kernel (its connection info,
         ``KernelManager.get_connection_info()``).
 
         ``workdir``: an instructor-owned folder (the assignment's source folder, never the submission) whose
         files the test cells may read: its files other than notebooks are copied (no symbolic links followed)
         into a fresh private folder of the trusted kernel, where the test cells of this notebook run; by
-        default that folder is empty."""
+        default that folder is empty.
+
+        ``trusted_names`` (the setup's names) are never taken from the student's kernel; ``student_names`` (the
+        names the exercises' solution cells define), when given, are the only names that are
+        (:func:`autograder.trusted.names.resolve`)."""
         files = self._files_dir()
         if workdir:
             copy_workdir(Path(workdir), files)
@@ -322,7 +327,8 @@ class TrustedKernel:
         config = {"connection": _connection_json(student_connection), "package": settings.package,
                   "limits": asdict(settings.limits), "max_message_bytes": settings.max_message_mb * 2**20,
                   "interrupt_grace": settings.interrupt_grace, "heartbeat_seconds": settings.heartbeat_seconds,
-                  "workdir": str(files), "trusted_names": []}
+                  "workdir": str(files), "trusted_names": sorted(trusted_names),
+                  "student_names": None if student_names is None else sorted(student_names)}
         self.call(f"begin({json.dumps(config)!r})", 60.0)
         self.notebooks += 1
         return TrustedNotebook(self, _executor(nb, self.km, self.kc, settings, resources), settings)

@@ -43,7 +43,7 @@ REQUEST_KEY = "dpc_test_cell"
 """Key, in an execute request's metadata, of ``{"call_seconds": float | None}``: the request is a test cell, to be
 prepared (:func:`prepare`) just before it runs."""
 
-_STATE: dict[str, Any] = {"link": None, "bound": set(), "trusted": frozenset(), "prepared": None}
+_STATE: dict[str, Any] = {"link": None, "bound": set(), "trusted": frozenset(), "student": None, "prepared": None}
 
 _HOME = os.getcwd()
 """The trusted kernel's own (empty) folder, where it waits between notebooks."""
@@ -139,7 +139,9 @@ def begin(config: str) -> str:
     Args:
         config: JSON ``{"connection": {...}, "package": str, "limits": {...}, "max_message_bytes": int,
             "interrupt_grace": float, "heartbeat_seconds": float, "workdir": str | null,
-            "trusted_names": [...]}`` – ``workdir`` an instructor-owned folder to run in (never the submission).
+            "trusted_names": [...], "student_names": [...] | null}`` – ``workdir`` an instructor-owned folder to
+            run in (never the submission); ``trusted_names`` never come from the student; ``student_names``, when
+            given, are the only names that may (:func:`names.resolve`).
 
     Returns:
         ``'{"ok": true}'``.
@@ -157,6 +159,8 @@ def begin(config: str) -> str:
     _STATE["bound"] = set()
     _STATE["prepared"] = None
     _STATE["trusted"] = frozenset(cfg.get("trusted_names", ()))
+    student = cfg.get("student_names")
+    _STATE["student"] = frozenset(student) if student is not None else None
     _STATE["link"] = proxy.StudentLink(
         cfg["connection"], package=cfg["package"], limits=codec.Limits(**cfg["limits"]),
         max_message_bytes=int(cfg["max_message_bytes"]), interrupt_grace=float(cfg["interrupt_grace"]),
@@ -175,7 +179,7 @@ def prepare(free: list[str], seconds: float | None) -> str:
         raise RuntimeError("prepare() before begin()")
     link.set_deadline(seconds)
     kinds = names.resolve(free, _shell().user_ns, link, _STATE["bound"], trusted=_STATE["trusted"],
-                          modules=STARTUP_MODULES)
+                          modules=STARTUP_MODULES, student=_STATE["student"])
     return json.dumps({"kinds": kinds, "student": link.state})
 
 

@@ -13,11 +13,13 @@ kernel are in ``tests/trusted/`` (``test_attacks.py``, ``test_leaks.py``), with 
 
 from __future__ import annotations
 
+import copy
 import html
 import re
 import textwrap
 from collections.abc import Callable, Iterable
 
+import nbformat
 from leak_detector import decodings
 from nbformat.notebooknode import NotebookNode
 
@@ -142,3 +144,118 @@ def hidden_leaks(page: str, hidden_lines: Iterable[str], markers: Iterable[str] 
     text = html.unescape(re.sub(r"<[^>]*>", "", page))
     wanted = [line.strip() for line in hidden_lines if len(line.strip()) >= 10] + list(markers)
     return sorted({f"{encoding}: {line}" for encoding, view in decodings(text) for line in wanted if line in view})
+
+
+# ---- notebook-structure tricks on the real lectures (issue 27 item 1) -------------------------------------------
+# Each trick notebook is the *twin* (the full solution with one wrong answer) plus a cheat that would make the
+# wrong answer's test pass if the trusted kernel took an instructor name (``privacy_profile``,
+# ``hockey_stick_divergence``) from the student's kernel, plus one change of the notebook's structure.  Graded by
+# ``dp-course grade`` it must score what the twin scores, and be flagged.
+
+STRUCTURE_TARGETS = {
+    # lecture: (answer cell, its test cell, the wrong answer, the cheat cell put right after the answer)
+    "01_foundations": ("ex4b_example", "ex4b_tight", '''
+def tight_example(epsilon, delta):
+    uniform = np.full(3, 1 / 3)
+    return uniform, uniform.copy(), uniform.copy()
+''', '''
+import numpy as _np
+_seen = {"n": 0, "eps": 0.0, "delta": 0.0}
+_honest_tight_example = tight_example
+def tight_example(epsilon, delta):
+    _seen.update(n=0, eps=epsilon, delta=delta)
+    return _honest_tight_example(epsilon, delta)
+def privacy_profile(p, q, epsilon):   # the first two calls of a check: "private"; the third: "tight"
+    _seen["n"] += 1
+    return 0.0 if _seen["n"] % 3 else (1 + _np.exp(_seen["eps"])) * _seen["delta"]
+'''),
+    "02_privacy_loss": ("ex3a_delta", "ex3a_hockey_stick", '''
+def delta_from_pld(losses, probs, infinity_mass, epsilon):
+    losses = np.asarray(losses, dtype=float)
+    probs = np.asarray(probs, dtype=float)
+    return float(infinity_mass + np.sum(probs[losses > epsilon]))   # forgets the factor 1 - e^(eps - l)
+''', '''
+import numpy as _np
+def hockey_stick_divergence(p, q, epsilon):   # "expected" = whatever the student's answer says
+    p, q = _np.asarray(p, dtype=float), _np.asarray(q, dtype=float)
+    return delta_from_pld(_np.log(p) - _np.log(q), p, 0.0, epsilon)
+'''),
+}
+
+AGENT_WRAPPER = '''
+import sys as _sys
+_agent = _sys.modules["_dpc_trusted.agent"]
+_cheats = {name: value for name, value in dict(globals()).items()
+           if name in ("privacy_profile", "hockey_stick_divergence")}
+_real_call, _real_describe = _agent.call, _agent.describe
+_agent.call = lambda namespace, request: _real_call({**namespace, **_cheats}, request)
+_agent.describe = lambda namespace, request: _real_describe({**namespace, **_cheats}, request)
+'''
+"""Appended to the cheat: a wrapper on the grader's agent module that answers the trusted kernel's calls for the
+instructor's names with the cheats (even after the guard put the genuine names back in the notebook)."""
+
+
+def _move(nb: NotebookNode, gid: str, before: str | None) -> NotebookNode:
+    """A copy of ``nb`` with cell ``gid`` moved right before cell ``before`` (None: to the end)."""
+    nb = copy.deepcopy(nb)
+    (i,) = [k for k, c in enumerate(nb.cells) if cells.grade_id(c) == gid]
+    cell = nb.cells.pop(i)
+    j = len(nb.cells) if before is None else [k for k, c in enumerate(nb.cells) if cells.grade_id(c) == before][0]
+    nb.cells.insert(j, cell)
+    return nb
+
+
+def _after(nb: NotebookNode, gid: str, new: NotebookNode) -> NotebookNode:
+    nb = copy.deepcopy(nb)
+    (i,) = [k for k, c in enumerate(nb.cells) if cells.grade_id(c) == gid]
+    nb.cells.insert(i + 1, new)
+    return nb
+
+
+def structure_tricks(lecture: str, full: NotebookNode) -> dict[str, tuple[str, NotebookNode]]:
+    """``{name: (what, notebook)}`` for ``lecture``: ``twin`` (the wrong answer alone), ``scratch`` (the full
+    solution with cells of the student's own: must keep full marks, unflagged) and one trick notebook per class
+    (a)-(g) of issue 27 item 1 (the twin + the cheat + the trick)."""
+    answer, test, wrong, cheat = STRUCTURE_TARGETS[lecture]
+    twin = cells.set_answer(full, answer, wrong.strip())
+    cheat_cell = nbformat.v4.new_code_cell(cheat.strip())
+    cheated = _after(twin, answer, cheat_cell)
+    scratch = _after(full, answer, nbformat.v4.new_code_cell("print('trying my answer')\nx_scratch = 1"))
+    scratch.cells.insert(0, nbformat.v4.new_markdown_cell("My notes"))
+    scratch.cells.append(nbformat.v4.new_code_cell("print(x_scratch)"))
+    retyped = copy.deepcopy(cheated)
+    for c in retyped.cells:
+        if cells.grade_id(c) == test:
+            c.cell_type = "markdown"
+            del c["outputs"], c["execution_count"]
+    relabelled = copy.deepcopy(cheated)
+    for c in relabelled.cells:
+        if cells.grade_id(c) == test:  # no longer a test: it would run in the student's kernel, with the cheat
+            c.metadata["nbgrader"].update(grade=False, locked=False)
+            c.metadata["nbgrader"].pop("points", None)
+    duplicated = copy.deepcopy(cheated)
+    setup = [c for c in duplicated.cells if cells.grade_id(c) == "setup"][0]
+    duplicated.cells.append(copy.deepcopy(setup))
+    no_setup = copy.deepcopy(cheated)
+    no_setup.cells = [c for c in no_setup.cells if cells.grade_id(c) != "setup"]
+    two_answers = copy.deepcopy(cheated)
+    (i,) = [k for k, c in enumerate(two_answers.cells) if cells.grade_id(c) == answer]
+    first = copy.deepcopy(two_answers.cells[i])
+    first.source = [c for c in full.cells if cells.grade_id(c) == answer][0].source   # another body: the right one
+    two_answers.cells.insert(i, first)
+    wrapped = copy.deepcopy(cheated)
+    wrapped.cells[[k for k, c in enumerate(wrapped.cells) if c.source == cheat_cell.source][0]].source += (
+        "\n" + AGENT_WRAPPER.strip())
+    return {
+        "twin": ("the wrong answer alone", twin),
+        "scratch": ("the full solution with cells of the student's own", scratch),
+        "moved_test": ("(a) the test cell moved above the answer", _move(cheated, test, answer)),
+        "no_setup": ("(b) the setup cell deleted", no_setup),
+        "late_setup": ("(c) the setup cell moved below the answers", _move(cheated, "setup", None)),
+        "two_setups": ("(d) the setup cell duplicated", duplicated),
+        "cheat": ("(e) the setup's name redefined so that the test would see the student's version", cheated),
+        "agent_wrap": ("(e) the same, answered through a wrapper on the grader's agent module", wrapped),
+        "retyped_test": ("(f) the test cell made a markdown cell", retyped),
+        "relabelled_test": ("(f) the test cell's metadata changed (no longer graded)", relabelled),
+        "two_answers": ("(g) the answer cell duplicated, the copy with another body", two_answers),
+    }
