@@ -3,6 +3,8 @@
 =====================================  ======================================================================
 :mod:`.safe_execute`                   ``SafeExecute``: nbgrader's ``Execute`` in a sandboxed kernel, with
                                        time and output limits and the test guard (grading, self-check)
+:mod:`.output_caps`                    (helpers of ``SafeExecute``) the size of an output message, and
+                                       shortening one to the cell's output cap
 :mod:`.headless`                       ``Execute`` and ``NotebookClient`` without nbclient's Output-widget
                                        emulation (plain ``nbgrader autograde``, the tests)
 :mod:`.rebuild_structure`              ``RebuildStructure``: the cells rebuilt on the released notebook (every

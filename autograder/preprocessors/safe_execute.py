@@ -60,6 +60,7 @@ from ..limits import MAX_MESSAGE_MB, Limits
 from ..trusted.names import bound_names
 from ..trusted.runner import Settings, TrustedKernelError, TrustedNotebook, cell_roles, install_agent
 from . import rebuild_structure, trusted_tests
+from .output_caps import output_size, shorten
 from .headless import NoOutputWidget
 
 __all__ = ["SafeExecute", "GUARD_SOURCE", "LIBRARY_CODE_SOURCE", "guard_install_code"]
@@ -91,38 +92,6 @@ def guard_install_code(name: str) -> str:
 _GUARD_REPLY_CHARS = 64 * 1024
 """The longest guard report parsed (at most 50 fixes and 10 notes of 300 characters are kept): a crafted reply
 of many megabytes grew the worker by 0.9 GB while ``ast.literal_eval`` parsed it (issue 27)."""
-
-
-def _output_size(msg: dict[str, Any]) -> int:
-    content = msg.get("content", {})
-    size = len(content.get("text", "") or "")
-    for value in (content.get("data") or {}).values():
-        size += len(value) if isinstance(value, str) else len(json.dumps(value))
-    for line in content.get("traceback") or []:
-        size += len(line)
-    return size
-
-
-def _shorten(content: dict[str, Any], cap: int) -> None:
-    """Shorten an error's traceback and a result's data to about ``cap`` characters, in place (a value that is not
-    text is dropped when it is larger: JSON cannot be cut)."""
-    if content.get("traceback") and sum(len(str(x)) for x in content["traceback"]) > cap:
-        content["traceback"] = [str(x)[:2000] for x in content["traceback"][:20]] + ["... (truncated)"]
-    data = content.get("data")
-    if not isinstance(data, dict):
-        return
-    budget = cap
-    for k, v in list(data.items()):
-        size = len(v) if isinstance(v, str) else len(json.dumps(v))
-        if size <= budget:
-            budget -= size
-        elif isinstance(v, str) and k == "text/plain":
-            data[k] = v[:max(budget, 2000)] + "\n... (truncated)"
-            budget = 0
-        else:
-            del data[k]
-    if not data:
-        data["text/plain"] = "[grader: output truncated]"
 
 
 def _where(index: int, cell_id: str | None) -> str:
@@ -454,7 +423,7 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         content = msg.get("content") or {}
         transient = content.get("transient") if isinstance(content, dict) else None
         if msg_type == "update_display_data" or (msg_type in ("display_data", "execute_result") and transient):
-            size = _output_size(msg)
+            size = output_size(msg)
             used = self._out_bytes.get(cell_index, 0) + size
             self._out_bytes[cell_index] = used
             msg["_dpc_counted"] = True
@@ -474,10 +443,10 @@ class SafeExecute(NoOutputWidget, Execute):  # type: ignore[misc]  # nbgrader is
         msg_type = msg.get("msg_type")
         cap = self._limits.max_output_kb * 1024
         if not msg.pop("_dpc_counted", False):
-            self._out_bytes[cell_index] = self._out_bytes.get(cell_index, 0) + _output_size(msg)
+            self._out_bytes[cell_index] = self._out_bytes.get(cell_index, 0) + output_size(msg)
         used = self._out_bytes[cell_index]
         if msg_type in ("error", "execute_result"):
-            _shorten(msg.get("content") or {}, cap)
+            shorten(msg.get("content") or {}, cap)
             first = not any(o.get("output_type") == msg_type for o in outs)
             if used <= cap or first:
                 return cast(NotebookNode | None, super().output(outs, msg, display_id, cell_index))
