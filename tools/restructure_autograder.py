@@ -194,6 +194,12 @@ def module_path(name: str) -> Path:
     return package / "__init__.py" if package.is_dir() else package.with_suffix(".py")
 
 
+def old_file(old: str) -> Path:
+    """Where a module of :data:`TABLE` lives in the flat layout."""
+    path = (ROOT / PACKAGE).joinpath(*old.split("."))
+    return path / "__init__.py" if old in ("preprocessors", "trusted") else path.with_suffix(".py")
+
+
 def new_name(old: str) -> str | None:
     """The dotted name (relative to ``autograder``) a module of the flat layout gets."""
     stage = TABLE[old]
@@ -249,9 +255,7 @@ def pending_moves() -> dict[str, str | None]:
     for old in TABLE:
         if TABLE[old] == "." or TABLE[old] == "trusted":
             continue
-        path = (ROOT / PACKAGE).joinpath(*old.split("."))
-        old_file = path / "__init__.py" if old == "preprocessors" else path.with_suffix(".py")
-        if old_file.is_file():
+        if old_file(old).is_file():
             moves[old] = new_name(old)
     return moves
 
@@ -588,7 +592,7 @@ def plan(moves: dict[str, str | None]) -> tuple[dict[Path, str], list[str]]:
         raise RestructureError("fix-ups whose text is no longer there (update FIXUPS):\n  " + "\n  ".join(missing))
     leftovers = sorted(set(rewriter.leftovers))
     for old, dest in moves.items():
-        if dest and old not in OLD_FILES_WITH_FILE_OK and "__file__" in module_path(old).read_text(encoding="utf-8"):
+        if dest and old not in OLD_FILES_WITH_FILE_OK and "__file__" in old_file(old).read_text(encoding="utf-8"):
             leftovers.append(f"autograder/{old.replace('.', '/')}.py uses __file__: check it in its new place")
     return changed, leftovers
 
@@ -623,7 +627,7 @@ def restructure() -> list[str]:
         (ROOT / PACKAGE / stage).mkdir(exist_ok=True)
     # a module named like its stage first goes aside (autograder/intake.py cannot live beside autograder/intake/)
     for old, new in sorted(moves.items()):
-        source = module_path(old) if old != "preprocessors" else ROOT / PACKAGE / "preprocessors" / "__init__.py"
+        source = old_file(old)
         if new is None:
             _git("rm", "-q", str(source.relative_to(ROOT)))
             continue
