@@ -629,7 +629,7 @@ def restructure() -> list[str]:
     for old, new in sorted(moves.items()):
         source = old_file(old)
         if new is None:
-            _git("rm", "-q", str(source.relative_to(ROOT)))
+            _git("rm", "-qf", str(source.relative_to(ROOT)))
             continue
         target = ROOT / PACKAGE / (new.replace(".", "/") + ".py")
         _git("mv", str(source.relative_to(ROOT)), str(target.relative_to(ROOT)))
