@@ -430,10 +430,33 @@ def reflow(text: str, before: str) -> tuple[str, list[int]]:
             lines[i: i + 1] = [line[:cut].rstrip(), f"{indent}# {line[cut:].strip()}"]
         elif kind == "string":
             lines[i: i + 1] = [line[:cut].rstrip(), indent + line[cut:].lstrip()]
+        elif (comma := _comma_in_brackets(text, i + 1)) is not None:
+            lines[i: i + 1] = [line[:comma].rstrip(), indent + "    " + line[comma:].lstrip()]
         else:
             stuck.append(i + 1)
             continue
         text = "\n".join(lines)
+
+
+def _comma_in_brackets(text: str, row: int) -> int | None:
+    """The column just after the last comma of line ``row`` that fits in :data:`MAX_LINE` and stands inside
+    brackets (where Python allows a line break), or ``None``."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    depth, best = 0, None
+    for token in tokens:
+        if token.start[0] > row:
+            break
+        if token.type == tokenize.OP and token.string in "([{":
+            depth += 1
+        elif token.type == tokenize.OP and token.string in ")]}":
+            depth -= 1
+        elif (token.type == tokenize.OP and token.string == "," and token.start[0] == row and depth > 0
+              and token.end[1] < MAX_LINE):
+            best = token.end[1]
+    return best
 
 
 def _context(text: str, row: int, col: int) -> str | None:
