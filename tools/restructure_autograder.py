@@ -390,7 +390,18 @@ class Rewriter:
         moved = self._moved(old_module)
         if list(groups) == [source] and not (node.level and moved):
             return None
+        if node.level and old_module is not None:  # relative stays relative, from the file's new package
+            package = self._new_package(old_module)
+            return [_from_import(_relative(module, package), names) for module, names in groups.items()]
         return [_from_import(module, names) for module, names in groups.items()]
+
+    def _new_package(self, old_module: str) -> str:
+        """The package a file of ``autograder/`` is in after the move (itself for an ``__init__.py``)."""
+        if old_module == "__init__":
+            return PACKAGE
+        full = f"{PACKAGE}.{old_module}"
+        new = self.modules.get(full) or full
+        return new if module_path(old_module).name == "__init__.py" else new.rpartition(".")[0]
 
     def _longest(self, name: str) -> str:
         parts = name.split(".")
@@ -481,11 +492,29 @@ def _context(text: str, row: int, col: int) -> str | None:
     return None
 
 
+def _relative(module: str, package: str) -> str:
+    """``module`` (absolute, dotted) as a relative name seen from ``package``: ``..course.limits``."""
+    target, here = module.split("."), package.split(".")
+    common = 0
+    while common < min(len(target), len(here)) and target[common] == here[common]:
+        common += 1
+    return "." * (len(here) - common + 1) + ".".join(target[common:])
+
+
 def _from_import(module: str, names: list[str]) -> str:
-    line = f"from {module} import {', '.join(names)}"
-    if len(line) <= 120:
+    head = f"from {module} import "
+    line = head + ", ".join(names)
+    if len(line) <= MAX_LINE:
         return line
-    return f"from {module} import (\n    " + ",\n    ".join(names) + ",\n)"
+    lines, current = [], head + "("
+    for name in names:
+        piece = name + ", "
+        if len(current) + len(piece.rstrip()) + 1 > MAX_LINE and current.strip() not in ("", head.strip() + " ("):
+            lines.append(current.rstrip())
+            current = " " * (len(head) + 1)
+        current += piece
+    lines.append(current.rstrip().removesuffix(",") + ")")
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------------------
