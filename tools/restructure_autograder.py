@@ -180,6 +180,8 @@ DRAWING_BEGIN = "<!-- pipeline drawing: module paths rewritten by tools/restruct
 DRAWING_END = "<!-- end of the pipeline drawing -->"
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".yml", ".yaml", ".cfg", ".txt", ".j2", ".html", ".ipynb", ".sh",
                  ".ini", ""}
+EXCLUDED = {"tools/restructure_autograder.py", "tests/test_restructure_autograder.py"}
+"""Files never rewritten: this tool and its test (their old names are the point)."""
 OLD_FILES_WITH_FILE_OK = {"isolation", "sandbox", "trusted.runner", "trusted.loader", "library_code",
                           "preprocessors.safe_execute", "course", "templating", "offline_maths", "mark_scheme",
                           "formgrade"}
@@ -522,12 +524,12 @@ def _from_import(module: str, names: list[str]) -> str:
 # --------------------------------------------------------------------------------------------------------
 
 def tracked_files() -> list[Path]:
-    """The repository's tracked text files (this tool excepted)."""
+    """The repository's tracked text files (but :data:`EXCLUDED`)."""
     names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
     out = []
     for name in names.decode().split("\0"):
         path = ROOT / name
-        if name and path.is_file() and path.suffix in TEXT_SUFFIXES and path.resolve() != Path(__file__).resolve():
+        if name and path.is_file() and path.suffix in TEXT_SUFFIXES and name not in EXCLUDED:
             out.append(path)
     return out
 
