@@ -9,7 +9,8 @@ CI run them).
 * and what neither tool checks, in both packages: one job per file (at most 500 lines), no import cycles, no
   imports inside functions, no private name imported from another module, every public function annotated;
   and for the grader: no uid changes in ``preexec_fn`` (``subprocess(user=, group=)``), the kernel guard sent
-  from its own file.
+  from its own file, every module in a stage and the stages importing in one direction (the order and the
+  table are ``STAGES`` and ``TABLE`` in ``tools/restructure_autograder.py``, read from there).
 
 Files whose owner is still changing them are listed in :data:`PENDING` with the reason; their checks are
 expected to fail (``xfail(strict=True)``), so the entry must go as soon as the file is fixed.
@@ -23,6 +24,7 @@ import re
 import subprocess
 import sys
 import tomllib
+import types
 from pathlib import Path
 
 import pytest
@@ -48,6 +50,9 @@ RUFF_TESTS = [
     "tests/test_test_cells.py", "tests/test_one_verdict.py", "tests/_call_probe.py",
     # issue 22, what a student sees
     "tests/test_student_view.py",
+    "tests/test_restructure_autograder.py",
+    # issue 23
+    "tests/browser/test_site.py", "tests/browser/test_lite.py",
 ]
 """The test files of issue 12 (the other test files belong to branches still editing them)."""
 
@@ -252,29 +257,87 @@ def test_public_functions_are_annotated(path: Path) -> None:
 # --------------------------------------------------------------------------------------------------------
 
 GRADER = ROOT / "autograder"
+ORCHESTRATION = "autograder/grading.py"
 ORCHESTRATION_LINES = 350
-STANDALONE = ["kernel_guard.py", "library_code.py", "launch_inside.py", "probe_inside.py"]
-"""Files sent to another interpreter (the kernel, or ``python -I -S`` in the sandbox) and run from their text."""
+STANDALONE = ["autograder.kernel_guard", "autograder.library_code", "autograder.launch_inside",
+              "autograder.probe_inside"]
+"""Modules sent to another interpreter (the kernel, or ``python -I -S`` in the sandbox) and run from their text."""
+
+
+def _source(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin, f"{module} is not importable"
+    return Path(spec.origin)
 
 
 def test_grading_is_orchestration_only() -> None:
     """``grading.py`` is where a reader starts: a few hundred lines that call the step modules, nothing else."""
-    n = len((GRADER / "grading.py").read_text().splitlines())
-    assert n <= ORCHESTRATION_LINES, f"autograder/grading.py has {n} lines: move a step into its own module"
+    n = len((ROOT / ORCHESTRATION).read_text().splitlines())
+    assert n <= ORCHESTRATION_LINES, f"{ORCHESTRATION} has {n} lines: move a step into its own module"
 
 
-@pytest.mark.parametrize("name", STANDALONE)
-def test_standalone_programs_use_the_standard_library_only(name: str) -> None:
+@pytest.mark.parametrize("module", STANDALONE)
+def test_standalone_programs_use_the_standard_library_only(module: str) -> None:
     """What runs in the kernel or in ``python -I -S`` cannot import the kit (nor anything outside the stdlib)."""
     found = set()
-    for node in ast.walk(_tree(GRADER / name)):
+    for node in ast.walk(_tree(_source(module))):
         if isinstance(node, ast.Import):
             found |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, f"autograder/{name} line {node.lineno}: relative import"
+            assert node.level == 0, f"{module} line {node.lineno}: relative import"
             found.add((node.module or "").split(".")[0])
     outside = found - set(sys.stdlib_module_names) - {"__future__"}
-    assert not outside, f"autograder/{name} imports {sorted(outside)}"
+    assert not outside, f"{module} imports {sorted(outside)}"
+
+
+def _restructure_table() -> types.ModuleType:
+    """``tools/restructure_autograder.py``: the grader's stages in their order, and the table of modules."""
+    path = ROOT / "tools" / "restructure_autograder.py"
+    spec = importlib.util.spec_from_file_location("restructure_autograder", path)
+    assert spec is not None and spec.loader is not None, f"cannot load {path}"
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+STAGE_TOOL = _restructure_table()
+
+
+def test_every_grader_module_has_a_stage() -> None:
+    """Each module of ``autograder/`` sits in a stage's folder or is in the restructure tool's table (a new
+    module gets one line there, so the stages stay the whole story)."""
+    unknown = STAGE_TOOL.unknown_modules()
+    assert not unknown, ("modules of autograder/ in no stage: add each to TABLE in "
+                         "tools/restructure_autograder.py\n  " + "\n  ".join(unknown))
+
+
+def _stage_rank(module: str) -> float | None:
+    """Position of a module's stage in ``STAGES`` (dotted name under ``autograder``); the package itself comes
+    before every stage, the top-level modules after all of them; ``None``: a package with no code of its own."""
+    if module == "autograder":
+        return -1
+    stage = STAGE_TOOL.stage_of(module.removeprefix("autograder."))
+    if stage is None:
+        return None
+    return float("inf") if stage == "." else list(STAGE_TOOL.STAGES).index(stage)
+
+
+def test_stages_import_in_one_direction() -> None:
+    """A module of a stage imports only from its own stage or from the stages listed before it in
+    ``tools/restructure_autograder.py`` (``STAGES``): the data flow of docs/design.md, read from the folders."""
+    stages = list(STAGE_TOOL.STAGES)
+    back = []
+    for path in (p for p in LIBRARY if p.is_relative_to(GRADER)):
+        module = _module_name(path)
+        rank = _stage_rank(module)
+        for target in sorted(_library_imports(path)):
+            if not target.startswith("autograder") or target == module:
+                continue
+            other = _stage_rank(target)
+            if rank is not None and other is not None and other > rank:
+                where = "the top" if other == float("inf") else stages[int(other)]
+                back.append(f"{module} ({stages[int(rank)] if rank >= 0 else 'package'}) imports {target} ({where})")
+    assert not back, "imports against the stages' order:\n  " + "\n  ".join(back)
 
 
 @pytest.mark.parametrize("path", [p for p in LIBRARY if p.is_relative_to(GRADER)],
