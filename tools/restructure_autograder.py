@@ -110,11 +110,11 @@ TABLE: dict[str, str | None] = {
     "templating": "course", "release": "course", "student_copy": "course",
     # intake
     "intake": "intake", "untrusted_files": "intake", "student_ids": "intake", "lms": "intake",
-    "deadlines": "intake", "review": "intake", "events": "intake",
+    "deadlines": "intake", "review": "intake", "events": "intake", "preprocessors.rebuild_structure": "intake",
     # isolation
     "sandbox": "isolation", "launch_inside": "isolation", "bwrap": "isolation", "isolation": "isolation",
     "probe_inside": "isolation", "disk_watch": "isolation", "protect": "isolation", "kernels": "isolation",
-    "preprocessors.headless": "isolation",
+    "preprocessors.headless": "isolation", "memory_watch": "isolation",
     # guard
     "kernel_guard": "guard", "library_code": "guard",
     # trusted (already a package)
@@ -123,7 +123,7 @@ TABLE: dict[str, str | None] = {
     "trusted.runner": "trusted", "trusted.session": "trusted",
     # execute
     "preprocessors.safe_execute": "execute", "preprocessors.trusted_tests": "execute",
-    "preprocessors.drop_empty_metadata": "execute", "diagnostics": "execute",
+    "preprocessors.drop_empty_metadata": "execute", "diagnostics": "execute", "preprocessors.output_caps": "execute",
     # feedback
     "feedback": "feedback", "preprocessors.strip_hidden_tests": "feedback",
     "preprocessors.withhold_hidden_outputs": "feedback", "preprocessors.safe_markup": "feedback",
