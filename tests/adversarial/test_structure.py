@@ -6,7 +6,7 @@ answers or duplicated, a setup name redefined – also answered through a wrappe
 test cell re-typed or relabelled, an answer cell duplicated with another body) is the honest *twin* (a wrong
 answer) plus a cheat that would pass the test if the trusted kernel took ``privacy_profile`` or
 ``hockey_stick_divergence`` from the student's kernel.  All go through one grading run with the default options
-(sandbox and trusted verdicts on, one worker); each must score exactly what its twin scores in the same batch and
+(sandbox and trusted verdicts on, two workers: the machine's two cores); each must score exactly what its twin scores in the same batch and
 carry a flag naming the deviation, and an honest full solution with scratch cells keeps full marks, unflagged.
 
 Slow (two real lectures, 22 notebooks): about ten minutes on two busy cores.
@@ -51,7 +51,7 @@ def structure_run(tmp_path_factory: pytest.TempPathFactory, grading_sandbox: str
         for name, (what, nb) in attacks.structure_tricks(lecture, full).items():
             whats[(lecture, name)] = what
             (subs / f"{_student(name)}_{lecture}.ipynb").write_text(nbformat.writes(nb))
-    run = grade(subs, base / "out", assignments=LECTURES, workers=1, progress=False, sandbox_mode=grading_sandbox)
+    run = grade(subs, base / "out", assignments=LECTURES, workers=2, progress=False, sandbox_mode=grading_sandbox)
     yield {"run": run, "whats": whats}
 
 
