@@ -7,7 +7,8 @@ test cell re-typed or relabelled, an answer cell duplicated with another body) i
 answer) plus a cheat that would pass the test if the trusted kernel took ``privacy_profile`` or
 ``hockey_stick_divergence`` from the student's kernel.  All go through one grading run with the default options
 (sandbox and trusted verdicts on, two workers: the machine's two cores); each must score exactly what its twin
-scores in the same batch and carry a flag naming the deviation, and an honest full solution with scratch cells keeps full marks, unflagged.
+scores in the same batch and carry a flag naming the deviation, and an honest full solution with scratch
+cells keeps full marks, unflagged.
 
 Slow (two real lectures, 22 notebooks): about ten minutes on two busy cores.
 """
