@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize
+from scipy import optimize, stats
 
 from ._validation import check_delta, check_gaussian_mu, check_int, check_orders, check_probability, check_real
 from .mechanisms import GaussianMechanism, noise_multiplier
@@ -52,7 +52,15 @@ __all__ = [
     "scenario2_gaussian_sigma",
     "scenario3_rdp",
     "scenario3_epsilon",
+    "normaliser_leak_delta",
+    "normaliser_leak_epsilon",
 ]
+
+MAX_LEAK_SIZE = 10**15
+"""Largest data-set size :func:`normaliser_leak_delta` accepts ((n + 1)/n must differ from 1 in floating point)."""
+
+MAX_LEAK_COUNT = 10**12
+"""Largest number of released coordinates ``steps * dim`` :func:`normaliser_leak_delta` accepts."""
 
 SIGMA_SEARCH_RANGE = (1e-3, 1e6)
 """Interval of noise multipliers searched by :func:`dpsgd_sigma_for_epsilon`."""
@@ -313,8 +321,10 @@ def scenario3_rdp(sigma: float, q: float, steps: int, batch_size: float, sensiti
 
     The update is :math:`\theta_{t+1} = \theta_t - \eta\big(\frac1m\sum_{i \in U_t}\mathrm{clip}_{B_2}(g_i) + v_t\big)`
     with :math:`v_t \sim N(0, \sigma^2 I)`, each record in :math:`U_t` independently with probability :math:`q`
-    (add/remove neighbours), and :math:`m` = ``batch_size`` a *fixed* normaliser, typically the expected batch
-    size :math:`qn` (it need not be an integer).
+    (add/remove neighbours), and :math:`m` = ``batch_size`` a *fixed, public* normaliser, typically the
+    expected batch size :math:`qn_0` for a public size :math:`n_0` announced in advance (it need not be an
+    integer).  It must not be computed from the private data set: :math:`m = qn` with the real :math:`n` leaks
+    :math:`n`, which this accountant does not see (:func:`normaliser_leak_epsilon`).
 
     1. One step without subsampling: dividing by :math:`m` is post-processing of the noisy sum, the Gaussian
        mechanism with sensitivity :math:`B_2` and noise :math:`m\sigma` (noise multiplier :math:`z = m\sigma/B_2`):
@@ -337,7 +347,8 @@ def scenario3_rdp(sigma: float, q: float, steps: int, batch_size: float, sensiti
         sigma: standard deviation > 0 of the noise on the *averaged* clipped gradient.
         q: Poisson sampling rate in [0, 1].
         steps: T >= 0.
-        batch_size: the normaliser m > 0 of the update (the expected batch size q n; not the realised one).
+        batch_size: the public normaliser m > 0 of the update (the expected batch size q n_0 for a public
+            n_0; not the realised batch size).
         sensitivity: :math:`B_2` > 0, the clip norm (add/remove sensitivity of the sum).
         orders: orders > 1 (``None``: the integers 2..64 and 128, 256, 512, 1024).
         tight: see step 1.
@@ -388,3 +399,94 @@ def scenario3_epsilon(sigma: float, q: float, steps: int, delta: float, batch_si
     """
     curve = scenario3_rdp(sigma, q, steps, batch_size, sensitivity, orders, tight)
     return curve.epsilon(delta, method)
+
+
+def _gaussian_scale_delta(epsilon: float, count: int, log_ratio: float) -> float:
+    r"""Hockey-stick divergence :math:`H_{e^\varepsilon}(P \| Q)` of :math:`P = N(0, r^2)^{\otimes N}` and
+    :math:`Q = N(0, 1)^{\otimes N}` (``log_ratio`` :math:`\ln r \ne 0`, ``count`` :math:`N`), exactly, from the
+    chi-square law of :math:`S = \sum x_j^2`: the privacy loss is
+    :math:`L = -N\ln r - \frac12(r^{-2} - 1)S`, decreasing in :math:`S` when :math:`r < 1`.  Log-space
+    throughout (no overflow of :math:`e^\varepsilon`, no cancellation in :math:`r^{-2} - 1` for :math:`r \to 1`)."""
+    slope = 0.5 * math.expm1(-2.0 * log_ratio)              # L = offset - slope * S
+    offset = -count * log_ratio
+    threshold = (offset - epsilon) / slope                  # L > epsilon  <=>  slope * S < slope * threshold
+    scaled = threshold * math.exp(-2.0 * log_ratio)         # the threshold in units of P's variance
+    if slope > 0:                                           # r < 1: L > epsilon iff S < threshold
+        if threshold <= 0:
+            return 0.0
+        log_p, log_q = stats.chi2.logcdf(scaled, count), stats.chi2.logcdf(threshold, count)
+    else:                                                   # r > 1: L > epsilon iff S > threshold
+        log_p, log_q = stats.chi2.logsf(scaled, count), stats.chi2.logsf(threshold, count)
+    if not log_p > -math.inf:
+        return 0.0
+    # P(A) - e^eps Q(A) = P(A) (1 - e^(eps + log Q(A) - log P(A))), the bracket in [0, 1] at the optimal A
+    return max(float(-math.exp(log_p) * math.expm1(min(epsilon + log_q - log_p, 0.0))), 0.0)
+
+
+def normaliser_leak_delta(epsilon: float, n: int, steps: int, dim: int) -> float:
+    r"""The privacy the normaliser leak costs: :math:`\delta(\varepsilon)` between :math:`n` and :math:`n + 1`
+    all-zero records for DP-SGD whose normaliser is computed from the private size, :math:`m = qn`.
+
+    The leaky update :math:`\theta_{t+1} = \theta_t - \frac{\eta}{qn}\big(\sum_{i \in U_t}
+    \mathrm{clip}_C(g_i) + N(0, z^2C^2 I_d)\big)` on records with all-zero features (every gradient is 0)
+    releases, over :math:`T` steps (every iterate is released, as DP-SGD's accounting assumes),
+    :math:`Td` independent :math:`N(0, (\eta zC/(qn))^2)` coordinates.  On :math:`n + 1` records the standard
+    deviation is :math:`n/(n+1)` times as large.  The two laws differ only in scale, so the result depends on
+    :math:`n`, :math:`T` and :math:`d` alone - not on the noise multiplier :math:`z`, the sampling rate or the
+    learning rate: no amount of noise hides :math:`n`.  Add/remove neighbours (:math:`n` against :math:`n + 1`
+    records) are exactly what the accountant of Scenario 3 claims to protect.
+
+    Computed exactly from the chi-square law of the sum of squares (the privacy loss is a function of it), in
+    both directions; the larger :math:`\delta` is returned.  With a public normaliser :math:`m = qn_0` the
+    two laws are identical and :math:`\delta = 0`.
+
+    Args:
+        epsilon: :math:`\varepsilon \ge 0`.
+        n: the smaller data set's size, an integer >= 1.
+        steps: T >= 1, the number of released steps.
+        dim: d >= 1, the number of parameters.
+
+    Returns:
+        :math:`\delta(\varepsilon)` in [0, 1].
+
+    Raises:
+        ValueError: if an argument is out of range.
+
+    >>> round(normaliser_leak_epsilon(1e-5, n=455, steps=300, dim=31), 3)
+    1.152
+    """
+    epsilon = check_real("epsilon", epsilon, lo=0.0)
+    n = check_int("n", n, lo=1, hi=MAX_LEAK_SIZE)
+    steps = check_int("steps", steps, lo=1, hi=MAX_LEAK_COUNT)
+    dim = check_int("dim", dim, lo=1, hi=MAX_LEAK_COUNT)
+    if steps * dim > MAX_LEAK_COUNT:
+        raise ValueError(f"steps * dim must be at most {MAX_LEAK_COUNT:.0e} released coordinates, got steps = {steps}, "
+                         f"dim = {dim}")
+    log_ratio = math.log1p(1.0 / n)                         # ln of (noise sd on n records / on n + 1 records)
+    count = steps * dim
+    return max(_gaussian_scale_delta(epsilon, count, log_ratio), _gaussian_scale_delta(epsilon, count, -log_ratio))
+
+
+def normaliser_leak_epsilon(delta: float, n: int, steps: int, dim: int) -> float:
+    r"""The smallest :math:`\varepsilon` with :func:`normaliser_leak_delta` :math:`\le` ``delta``: the
+    :math:`(\varepsilon, \delta)` that DP-SGD with the private normaliser :math:`m = qn` *at least* costs,
+    whatever its noise (a lower bound on its true privacy loss: all-zero records are one pair of neighbours).
+
+    Args:
+        delta: in (0, 1).
+        n, steps, dim: as in :func:`normaliser_leak_delta`.
+
+    Returns:
+        :math:`\varepsilon \ge 0` (0 if :math:`\delta(0)` is already at most ``delta``).
+
+    Raises:
+        ValueError: if an argument is out of range.
+    """
+    delta = check_delta(delta, allow_zero=False)
+    if normaliser_leak_delta(0.0, n, steps, dim) <= delta:
+        return 0.0
+    high = 1.0
+    while normaliser_leak_delta(high, n, steps, dim) > delta:
+        high *= 2.0
+    return float(optimize.brentq(lambda e: normaliser_leak_delta(e, n, steps, dim) - delta, 0.0, high,
+                                 xtol=1e-12, rtol=1e-12))

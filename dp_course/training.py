@@ -12,10 +12,15 @@ The model: a record is :math:`x = (z, y)` with features :math:`z \in \mathbb{R}^
 .. math:: \theta_{t+1} = \theta_t - \eta\Big(\frac{1}{m}\sum_{i \in U_t}
           \mathrm{clip}_C\big(\nabla f(\theta_t; x_i)\big) + v_t + \lambda\theta_t\Big),
 
-with a batch :math:`U_t` drawn by Poisson sampling (each record with probability :math:`q`,
-:math:`m = qn` the *expected* batch size), fixed-size sampling without replacement (:math:`m` records) or the
-full data set (:math:`m = n`); per-example clipping to :math:`\ell_2` or :math:`\ell_1` norm :math:`C`; and
-noise :math:`v_t` with independent Gaussian or Laplace coordinates.  The regulariser's gradient does not
+with a batch :math:`U_t` drawn by Poisson sampling (each record with probability :math:`q`), fixed-size
+sampling without replacement or the full data set, and a **public normaliser** :math:`m` that the caller
+gives (``normaliser``): the expected batch size :math:`q n_0` for a public :math:`n_0` fixed in advance
+(Poisson sampling, add/remove neighbours), the batch size (fixed-size sampling) or :math:`n` (full batches
+under replacement, where :math:`n` is public).  The normaliser is never computed from the data: under
+add/remove the data-set size :math:`n` is private, and an update divided by :math:`qn` (with noise scaled
+alike) reveals it whatever the noise (lecture 06, "the normaliser must be public"); per-example clipping
+to :math:`\ell_2` or :math:`\ell_1` norm :math:`C`; and noise :math:`v_t` with independent Gaussian or Laplace
+coordinates.  The regulariser's gradient does not
 depend on the data and is added after the noise.  The function computes no privacy guarantee: the noise
 scale comes from an accountant (:mod:`dp_course.dpsgd`).  Independent runs (seeds, noise levels) are
 vectorised: ``runs`` parameter vectors are trained at once, each with its own batches and noise.
@@ -222,14 +227,15 @@ def _batches(sampling: str, n: int, runs: int, size: int, rate: float, rng: np.r
 
 
 def noisy_sgd(X: ArrayLike, y: ArrayLike, *, steps: int, learning_rate: float, clip_norm: float,
-              noise_scale: ArrayLike, rng: np.random.Generator, sampling: str = "poisson",
+              noise_scale: ArrayLike, normaliser: float, rng: np.random.Generator, sampling: str = "poisson",
               sample_rate: float | None = None, sample_size: int | None = None, noise: str = "gaussian",
               clip_ord: int = 2, l2: float = 0.0, runs: int = 1) -> np.ndarray:
     r"""Train logistic regression with clipped, noisy (stochastic) gradient descent; ``runs`` runs at once.
 
     Each step, for every run: draw a batch (see ``sampling``), clip each record's gradient to norm
-    ``clip_norm`` (in :math:`\ell_{\mathrm{clip\_ord}}`), sum, divide by the normaliser :math:`m`, add noise with
-    independent coordinates of scale ``noise_scale``, add :math:`\lambda\theta`, and take a step:
+    ``clip_norm`` (in :math:`\ell_{\mathrm{clip\_ord}}`), sum, divide by the public normaliser :math:`m`
+    (``normaliser``), add noise with independent coordinates of scale ``noise_scale``, add
+    :math:`\lambda\theta`, and take a step:
 
     .. math:: \theta \leftarrow \theta - \eta\Big(\frac1m\sum_{i\in U}\mathrm{clip}(\nabla f(\theta; x_i)) + v
               + \lambda\theta\Big).
@@ -242,9 +248,16 @@ def noisy_sgd(X: ArrayLike, y: ArrayLike, *, steps: int, learning_rate: float, c
         clip_norm: :math:`C > 0` (``inf``: no clipping).
         noise_scale: standard deviation (``noise="gaussian"``) or scale :math:`b` (``"laplace"``) of each
             noise coordinate, >= 0; a scalar or one value per run (shape ``(runs,)``).
+        normaliser: :math:`m > 0`, the constant the sum of clipped gradients is divided by (required, no
+            default).  It must be **public**, i.e. not computed from the private data: for Poisson sampling
+            under add/remove neighbours use :math:`m = q n_0` with a public :math:`n_0` (a size announced or
+            bounded in advance), never :math:`q n` with the real, private :math:`n`; for fixed-size batches the
+            batch size; for full batches under replacement :math:`n` (neighbours have the same size, so
+            :math:`n` is public).  ``noise_scale`` is the noise on the *divided* sum, i.e. the noise multiplier
+            times ``clip_norm / normaliser``.
         rng: ``numpy.random.Generator`` for the batches and the noise.
-        sampling: ``"poisson"`` (needs ``sample_rate`` :math:`q`; :math:`m = qn`, the expected batch size),
-            ``"fixed"`` (needs ``sample_size`` :math:`m`; without replacement) or ``"full"`` (:math:`m = n`).
+        sampling: ``"poisson"`` (needs ``sample_rate`` :math:`q`), ``"fixed"`` (needs ``sample_size``; without
+            replacement) or ``"full"``.
         sample_rate: Poisson sampling probability in (0, 1].
         sample_size: fixed batch size, 1 <= m <= n.
         noise: ``"gaussian"`` or ``"laplace"``.
@@ -256,7 +269,8 @@ def noisy_sgd(X: ArrayLike, y: ArrayLike, *, steps: int, learning_rate: float, c
         ndarray ``(runs, d)``: the final parameters of each run (starting from 0).
 
     Raises:
-        ValueError: for bad shapes, values or combinations (e.g. ``sample_rate`` missing for Poisson sampling).
+        ValueError: for bad shapes, values or combinations (e.g. ``sample_rate`` missing for Poisson sampling,
+            ``normaliser`` not a finite number > 0).
 
     Source: Abadi et al. 2016 (arXiv:1607.00133), Algorithm 1; the slide deck's DP-SGD update.
     """
@@ -279,19 +293,16 @@ def noisy_sgd(X: ArrayLike, y: ArrayLike, *, steps: int, learning_rate: float, c
     if not isinstance(clip_ord, numbers.Integral) or isinstance(clip_ord, (bool, np.bool_)) or clip_ord not in (1, 2):
         raise ValueError(f"clip_ord must be 1 or 2, got {clip_ord!r}")
     l2 = check_real("l2", l2, lo=0.0)
+    normaliser = check_real("normaliser", normaliser, lo=0.0, lo_open=True)
     rate, size = 1.0, n
     if sampling == "poisson":
         if sample_rate is None:
             raise ValueError("sample_rate must be given for sampling='poisson' (a probability in (0, 1])")
         rate = check_real("sample_rate", sample_rate, lo=0.0, hi=1.0, lo_open=True)
-        normaliser = rate * n
     elif sampling == "fixed":
         if sample_size is None:
             raise ValueError(f"sample_size must be given for sampling='fixed' (an integer in [1, {n}])")
         size = check_int("sample_size", sample_size, lo=1, hi=n)
-        normaliser = float(size)
-    else:
-        normaliser = float(n)
     _check_work(steps, runs, n, d)
     draw = rng.standard_normal if noise == "gaussian" else rng.laplace
     theta = np.zeros((runs, d))

@@ -325,6 +325,8 @@ CALLS: list[Call] = [
     Call(dpsgd.scenario3_epsilon, dpsgd.scenario3_epsilon,
          dict(sigma=1.0, q=0.01, steps=100, delta=1e-5, batch_size=10.0, sensitivity=1.0, orders=ORDERS,
               tight=True, method="classic")),
+    Call(dpsgd.normaliser_leak_delta, dpsgd.normaliser_leak_delta, dict(epsilon=1.0, n=455, steps=30, dim=31)),
+    Call(dpsgd.normaliser_leak_epsilon, dpsgd.normaliser_leak_epsilon, dict(delta=1e-5, n=455, steps=30, dim=31)),
     # ---- datasets, training -----------------------------------------------------------------------------------
     Call(datasets.Split, datasets.Split, dict(X_train=X, y_train=Y, X_test=X, y_test=Y, feature_names=("a", "b"))),
     Call(datasets.breast_cancer, datasets.breast_cancer, dict(test_fraction=0.2, seed=0)),
@@ -333,9 +335,9 @@ CALLS: list[Call] = [
     Call(training.accuracy, training.accuracy, dict(theta=THETA, X=X, y=Y)),
     Call(training.gradient_descent, training.gradient_descent, dict(X=X, y=Y, steps=5, learning_rate=0.1, l2=0.1)),
     Call(training.noisy_sgd, training.noisy_sgd,
-         dict(X=X, y=Y, steps=3, learning_rate=0.1, clip_norm=1.0, noise_scale=0.5, rng=np.random.default_rng(0),
-              sampling="poisson", sample_rate=0.5, sample_size=None, noise="gaussian", clip_ord=2, l2=0.0,
-              runs=2)),
+         dict(X=X, y=Y, steps=3, learning_rate=0.1, clip_norm=1.0, noise_scale=0.5, normaliser=2.0,
+              rng=np.random.default_rng(0), sampling="poisson", sample_rate=0.5, sample_size=None, noise="gaussian",
+              clip_ord=2, l2=0.0, runs=2)),
     # ---- interactive --------------------------------------------------------------------------------------------
     Call(ia.Adversary, ia.Adversary, dict(policy=_policy, name="adv")),
     Call(ia.Adversary.action_probs, ia.fixed_adversary([0]).action_probs, dict(transcript=())),

@@ -16,10 +16,12 @@ from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant as dpa_rdp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import integrate, stats
 
 from dp_course.dpsgd import (dpsgd_delta, dpsgd_epsilon, dpsgd_epsilon_and_order, dpsgd_rdp,
-                             dpsgd_sigma_for_epsilon, scenario1_laplace_scale, scenario2_gaussian_sigma,
-                             scenario3_epsilon, scenario3_rdp)
+                             dpsgd_sigma_for_epsilon, normaliser_leak_delta, normaliser_leak_epsilon,
+                             scenario1_laplace_scale, scenario2_gaussian_sigma, scenario3_epsilon, scenario3_rdp)
+from dp_course.training import noisy_sgd
 from dp_course.rdp_accounting import DEFAULT_ORDERS
 from dp_course.zcdp import zcdp_rho_for_dp, zcdp_to_dp_epsilon
 from dp_course.subsampling import (fixed_size_amplification_epsilon, poisson_subsampled_gaussian_rdp,
@@ -240,3 +242,64 @@ def test_bad_input_raises_value_error_naming_the_parameter(call, name, bad, data
     value = data.draw(bad)
     with pytest.raises(ValueError, match=name):
         call(value)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the normaliser leak (issue 22 item 2): dividing by q n with the private n
+# ---------------------------------------------------------------------------------------------------------
+
+def _leak_delta_by_quadrature(epsilon, count, ratio):
+    """H_{e^eps}(P || Q) for P, Q the laws of S = sum of squares of `count` coordinates, N(0, ratio^2) under P
+    and N(0, 1) under Q: the integral of max(f_P - e^eps f_Q, 0) over s >= 0 (S is sufficient for the pair)."""
+    f_p = stats.chi2(count, scale=ratio**2).pdf
+    f_q = stats.chi2(count).pdf
+    centre, spread = count * (1 + ratio**2) / 2, 12 * math.sqrt(2 * count) * max(ratio, 1) ** 2
+    lo, hi = max(0.0, centre - 4 * spread), centre + 4 * spread
+    value, _ = integrate.quad(lambda s: max(f_p(s) - math.exp(epsilon) * f_q(s), 0.0), lo, hi,
+                              epsabs=1e-13, epsrel=1e-10, limit=2000, points=[centre])
+    return value
+
+
+@pytest.mark.parametrize("n,steps,dim", [(2, 1, 1), (3, 2, 2), (455, 300, 31)])
+def test_normaliser_leak_delta_matches_quadrature(n, steps, dim):
+    """normaliser_leak_delta (threshold on the chi-square law) against a quadrature of max(f_P - e^eps f_Q, 0)
+    over the sum of squares, both directions (sd ratio (n+1)/n and its inverse), at several epsilon."""
+    ratio = (n + 1) / n
+    for epsilon in (0.0, 0.05, 0.3, 1.0):
+        expected = max(_leak_delta_by_quadrature(epsilon, steps * dim, ratio),
+                       _leak_delta_by_quadrature(epsilon, steps * dim, 1 / ratio))
+        assert normaliser_leak_delta(epsilon, n, steps, dim) == pytest.approx(expected, rel=1e-6, abs=1e-12)
+
+
+def test_normaliser_leak_on_lecture_06_scenario_3():
+    """Issue 22 item 2: with m = q n, 455 against 456 all-zero records after 300 released steps of d = 31
+    parameters are (epsilon, 1e-5)-distinguishable only for epsilon >= 1.15 (the issue's value), whatever the
+    noise; the epsilon found solves delta(epsilon) = 1e-5 and grows with the number of released steps."""
+    eps = normaliser_leak_epsilon(1e-5, n=455, steps=300, dim=31)
+    assert normaliser_leak_delta(eps, 455, 300, 31) == pytest.approx(1e-5, rel=1e-8)
+    assert 1.15 < eps < 1.16
+    assert normaliser_leak_epsilon(1e-5, n=455, steps=30, dim=31) < eps < normaliser_leak_epsilon(1e-5, 455, 3000, 31)
+    assert normaliser_leak_epsilon(0.5, n=10, steps=1, dim=1) == 0.0        # delta(0) = TV distance below 0.5
+
+
+def test_public_normaliser_hides_the_data_set_size():
+    """noisy_sgd on all-zero records (every gradient 0, so the release is the noise alone): with a public
+    normaliser and noise scale, 455 and 456 records give the very same run for the same seed (full batches
+    draw no batch randomness); with the private normaliser n and noise z C / n every coordinate differs by
+    the factor 455/456 - the size is written into the release."""
+    def run(n_records, normaliser):
+        X, y = np.zeros((n_records, 31)), np.zeros(n_records)
+        return noisy_sgd(X, y, steps=20, learning_rate=0.5, clip_norm=1.0, noise_scale=1.3 / normaliser,
+                         normaliser=normaliser, sampling="full", rng=np.random.default_rng(11))[0]
+
+    np.testing.assert_array_equal(run(455, 500.0), run(456, 500.0))
+    np.testing.assert_allclose(run(456, 456.0), run(455, 455.0) * 455 / 456, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    (dict(epsilon=-0.1), "epsilon"), (dict(n=0), "n"), (dict(steps=0), "steps"), (dict(dim=1.5), "dim")])
+def test_normaliser_leak_bad_input(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        normaliser_leak_delta(**{**dict(epsilon=1.0, n=10, steps=2, dim=3), **kwargs})
+    with pytest.raises(ValueError, match="delta"):
+        normaliser_leak_epsilon(0.0, 10, 2, 3)

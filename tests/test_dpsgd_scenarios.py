@@ -81,7 +81,7 @@ def test_clipped_gradient_sensitivity_under_replacement_is_2C():
     X = np.vstack([np.zeros((n - 1, d)), [10.0, 0.0, 0.0]])       # the last record has a long gradient
     y, y_replaced = np.zeros(n), np.r_[np.zeros(n - 1), 1.0]         # ... with label 0 or with label 1
     kwargs = dict(steps=1, learning_rate=eta, clip_norm=clip, noise_scale=0.0, sampling="full",
-                  rng=np.random.default_rng(0))
+                  normaliser=n, rng=np.random.default_rng(0))
     moved = np.linalg.norm(noisy_sgd(X, y, **kwargs)[0] - noisy_sgd(X, y_replaced, **kwargs)[0])
     assert moved == pytest.approx(eta * 2 * clip / n, rel=1e-12)
     printed_sensitivity = clip / n

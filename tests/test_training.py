@@ -82,7 +82,7 @@ def test_gradient_descent_reaches_the_regularised_optimum():
 def test_noiseless_full_batch_unclipped_is_gradient_descent():
     X, y = _toy()
     thetas = noisy_sgd(X, y, steps=50, learning_rate=0.3, clip_norm=np.inf, noise_scale=0.0, sampling="full",
-                       l2=0.1, runs=3, rng=np.random.default_rng(0))
+                       normaliser=40, l2=0.1, runs=3, rng=np.random.default_rng(0))
     gd = gradient_descent(X, y, steps=50, learning_rate=0.3, l2=0.1)
     assert thetas.shape == (3, 5)
     np.testing.assert_allclose(thetas, np.tile(gd, (3, 1)), rtol=1e-12, atol=1e-14)
@@ -93,7 +93,7 @@ def test_one_step_clips_each_example(clip_ord):
     """One full-batch step without noise is theta - eta * mean of the per-example clipped gradients."""
     X, y = _toy(n=30)
     step = noisy_sgd(X, y, steps=1, learning_rate=0.7, clip_norm=0.4, clip_ord=clip_ord, noise_scale=0.0,
-                     sampling="full", rng=np.random.default_rng(1))[0]
+                     sampling="full", normaliser=30, rng=np.random.default_rng(1))[0]
     g = per_example_gradients(np.zeros(5), X, y)
     norms = np.linalg.norm(g, ord=clip_ord, axis=1, keepdims=True)
     expected = -0.7 * (g * np.minimum(1.0, 0.4 / norms)).mean(axis=0)
@@ -116,7 +116,7 @@ def test_poisson_batches_and_expected_batch_size():
     n, q, eta = 200, 0.3, 1.0
     X, y = _batch_design(n)
     thetas = noisy_sgd(X, y, steps=1, learning_rate=eta, clip_norm=np.inf, noise_scale=0.0, sampling="poisson",
-                       sample_rate=q, runs=400, rng=np.random.default_rng(2))
+                       sample_rate=q, normaliser=q * n, runs=400, rng=np.random.default_rng(2))
     member = thetas != 0.0
     assert abs(member.mean() - q) < 0.01
     np.testing.assert_allclose(thetas[member], -eta * 0.5 / (q * n), rtol=1e-14)
@@ -136,7 +136,7 @@ def test_fixed_size_batches():
     n, m = 100, 50
     X, y = _batch_design(n)
     thetas = noisy_sgd(X, y, steps=1, learning_rate=1.0, clip_norm=np.inf, noise_scale=0.0, sampling="fixed",
-                       sample_size=m, runs=500, rng=np.random.default_rng(3))
+                       sample_size=m, normaliser=m, runs=500, rng=np.random.default_rng(3))
     member = thetas != 0.0
     assert np.all(member.sum(axis=1) == m)
     np.testing.assert_allclose(thetas[member], -0.5 / m, rtol=1e-14)
@@ -152,7 +152,7 @@ def test_noise_scale_per_run(noise):
     X, y = np.zeros((5, d)), np.ones(5)
     scales = np.array([0.3, 2.0])
     thetas = noisy_sgd(X, y, steps=1, learning_rate=0.5, clip_norm=1.0, noise_scale=scales, noise=noise,
-                       sampling="full", runs=2, rng=np.random.default_rng(4))
+                       sampling="full", normaliser=5, runs=2, rng=np.random.default_rng(4))
     law = stats.norm if noise == "gaussian" else stats.laplace
     for run, scale in enumerate(scales):
         assert stats.kstest(-thetas[run] / 0.5, law(scale=scale).cdf).pvalue > 1e-7
@@ -161,14 +161,14 @@ def test_noise_scale_per_run(noise):
 def test_same_seed_same_runs():
     X, y = _toy()
     kwargs = dict(steps=5, learning_rate=0.5, clip_norm=1.0, noise_scale=0.1, sampling="poisson", sample_rate=0.2,
-                  runs=2)
+                  normaliser=8.0, runs=2)
     a = noisy_sgd(X, y, rng=np.random.default_rng(7), **kwargs)
     b = noisy_sgd(X, y, rng=np.random.default_rng(7), **kwargs)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a[0], a[1]), "runs must get independent batches and noise"
 
 
-GOOD = dict(steps=2, learning_rate=0.5, clip_norm=1.0, noise_scale=0.1, sampling="full", runs=2)
+GOOD = dict(steps=2, learning_rate=0.5, clip_norm=1.0, noise_scale=0.1, sampling="full", normaliser=40, runs=2)
 
 
 @pytest.mark.parametrize("change,name", [
@@ -178,7 +178,8 @@ GOOD = dict(steps=2, learning_rate=0.5, clip_norm=1.0, noise_scale=0.1, sampling
     ({"clip_ord": True}, "clip_ord"), ({"runs": 0}, "runs"), ({"l2": -1.0}, "l2"),
     ({"sampling": "poisson"}, "sample_rate"), ({"sampling": "poisson", "sample_rate": 1.5}, "sample_rate"),
     ({"sampling": "fixed"}, "sample_size"), ({"sampling": "fixed", "sample_size": 41}, "sample_size"),
-    ({"rng": "seed"}, "rng"),
+    ({"rng": "seed"}, "rng"), ({"normaliser": 0.0}, "normaliser"), ({"normaliser": -4.0}, "normaliser"),
+    ({"normaliser": np.inf}, "normaliser"), ({"normaliser": np.nan}, "normaliser"), ({"normaliser": "n"}, "normaliser"),
 ])
 def test_noisy_sgd_bad_input(change, name):
     X, y = _toy()

@@ -97,6 +97,19 @@ VARIANTS = {
                 alpha = 1.0 + (log_inv_delta / rho) ** 0.5
                 return alpha * rho + log_inv_delta / (alpha - 1.0), alpha
             """,
+            # a numerical minimiser (issue 22 item 8): Brent's method on u = ln(alpha - 1), where the conversion is
+            # convex; its order is accurate to about 1e-8, its epsilon to the last digit
+            """
+            from scipy import optimize
+
+            def zcdp_to_dp(rho, log_inv_delta):
+                def conversion(u):
+                    return rho * (1 + np.exp(u)) + log_inv_delta * np.exp(-u)
+
+                best = optimize.minimize_scalar(conversion, bracket=(-60.0, 60.0), tol=1e-12)
+                alpha = 1 + np.exp(best.x)
+                return float(alpha * rho + log_inv_delta / (alpha - 1)), float(alpha)
+            """,
         ],
         "wrong": [
             # trivial answer
@@ -217,13 +230,16 @@ VARIANTS = {
     # ---------------------------------------------------------------- Exercise 3 (b): budget per step
     "ex3b_budget": {
         "correct_alt": [
-            # the same inversion written with log(1 + x) (accurate enough here) and math
+            # the same inversion with math, and for a large budget per step the 1 and the -1 dropped (e^-40 is
+            # below the tests' tolerance)
             """
             import math
 
             def per_step_budget(epsilon, delta, steps, m, n):
                 eps_step = epsilon / steps
-                return math.log(1 + (n / m) * math.expm1(eps_step)), delta / steps * n / m
+                if eps_step > 40:
+                    return eps_step + math.log(n / m), delta / steps * n / m
+                return math.log1p((n / m) * math.expm1(eps_step)), delta / steps * n / m
             """,
         ],
         "wrong": [
@@ -247,6 +263,19 @@ VARIANTS = {
             def per_step_budget(epsilon, delta, steps, m, n):
                 return np.log(1 + n / m * (np.exp(epsilon / steps) - 1)), n * delta / (m * steps)
             """,
+            # right inversion with log1p/expm1, but e^(epsilon/T) overflows for a large budget per step
+            """
+            def per_step_budget(epsilon, delta, steps, m, n):
+                return float(np.log1p(n / m * np.expm1(epsilon / steps))), n * delta / (m * steps)
+            """,
+            # the library's Scenario 1 (issue 22 item 8): with sensitivity m its Laplace scale is 1 / epsilon0; it
+            # shares the overflow above and earns at most the round-trip point
+            {"code": """
+            from dp_course.dpsgd import scenario1_laplace_scale
+
+            def per_step_budget(epsilon, delta, steps, m, n):
+                return 1 / scenario1_laplace_scale(epsilon, steps, m, n, sensitivity=m), n * delta / (m * steps)
+            """, "at_most": 1},
         ],
     },
 }

@@ -10,19 +10,25 @@ VARIANTS = {
             # min(1, C / norm) with the division by zero silenced
             """
             def clip_per_example(grads, clip_norm, ord=2):
+                if ord not in (1, 2) or not clip_norm > 0:
+                    raise ValueError(f"need ord in (1, 2) and clip_norm > 0, got ord = {ord}, clip_norm = {clip_norm}")
                 grads = np.asarray(grads, dtype=float)
                 norms = np.linalg.norm(grads, ord=ord, axis=1, keepdims=True)
                 with np.errstate(divide="ignore"):
                     return grads * np.minimum(1.0, clip_norm / norms)
             """,
-            # the norms written out, and np.where
+            # the norms written out, and np.where; the checks one after the other
             """
             def clip_per_example(grads, clip_norm, ord=2):
+                if clip_norm <= 0:
+                    raise ValueError("clip_norm must be positive")
                 grads = np.asarray(grads, dtype=float)
                 if ord == 1:
                     norms = np.abs(grads).sum(axis=1)
-                else:
+                elif ord == 2:
                     norms = np.sqrt((grads ** 2).sum(axis=1))
+                else:
+                    raise ValueError(f"ord must be 1 or 2, not {ord}")
                 long = norms > clip_norm
                 scale = np.ones_like(norms)
                 scale[long] = clip_norm / norms[long]
@@ -36,6 +42,8 @@ VARIANTS = {
                 return g / np.maximum(1.0, norms / c)
 
             def clip_per_example(grads, clip_norm, ord=2):
+                if not (clip_norm > 0 and ord in (1, 2)):
+                    raise ValueError(f"clip_norm must be > 0 and ord 1 or 2; got clip_norm={clip_norm}, ord={ord}")
                 return _clip_rows(np.asarray(grads, dtype=float), clip_norm, ord)
             """,
         ],
@@ -78,6 +86,30 @@ VARIANTS = {
                 norms = np.linalg.norm(grads, axis=1, keepdims=True)
                 return grads / np.maximum(1.0, norms / clip_norm)
             """,
+            # the library's private helper (issue 22 item 8): right values, but no input validation - it
+            # clips to norm 0 and to the 3-norm without complaint; earns only the rows-of-zeros point
+            {"code": """
+            from dp_course.training import _clip_rows
+
+            def clip_per_example(grads, clip_norm, ord=2):
+                return _clip_rows(np.asarray(grads, dtype=float), clip_norm, ord)
+            """, "at_most": 1},
+            # the solution without the input validation the exercise asks for
+            """
+            def clip_per_example(grads, clip_norm, ord=2):
+                grads = np.asarray(grads, dtype=float)
+                norms = np.linalg.norm(grads, ord=ord, axis=1, keepdims=True)
+                return grads / np.maximum(1.0, norms / clip_norm)
+            """,
+            # validates ord but not clip_norm
+            """
+            def clip_per_example(grads, clip_norm, ord=2):
+                if ord not in (1, 2):
+                    raise ValueError(f"ord must be 1 or 2, got {ord}")
+                grads = np.asarray(grads, dtype=float)
+                norms = np.linalg.norm(grads, ord=ord, axis=1, keepdims=True)
+                return grads / np.maximum(1.0, norms / clip_norm)
+            """,
             # right values, but an unguarded division by the zero norms: a warning (the text says "no warning")
             """
             def clip_per_example(grads, clip_norm, ord=2):
@@ -99,6 +131,15 @@ VARIANTS = {
                 for s in schedule:
                     unit_rho += delta_2**2 / (2 * s**2)
                 return np.sqrt(unit_rho / rho) * np.asarray(schedule, dtype=float)
+            """,
+            # the library's one-step calibration (T = 1 spends the whole budget) and the composition over unequal
+            # steps, sum_t s_t^-2, derived by the student: allowed by the text (issue 22 item 8: the text now says
+            # what the library is worth, and this answer does the part it is not)
+            """
+            def scenario2_noise_schedule(epsilon, delta, n, clip_norm, schedule):
+                s = np.asarray(schedule, dtype=float)
+                one_step = scenario2_gaussian_sigma(epsilon, delta, 1, n, sensitivity=2 * clip_norm)
+                return one_step * np.sqrt(np.sum(s ** -2.0)) * s
             """,
         ],
         "wrong": [
