@@ -6,8 +6,10 @@ release and gradebook, its ``nbgrader_config.py`` and the grading configuration
 answers each with a :class:`~autograder.jobs.Reply` line on its original stdout; everything else it prints
 (nbgrader, the kernels' launchers) goes to stderr, the pool's ``worker.log``.  For each job it places the
 submitted notebooks in ``submitted/``, runs nbgrader's ``autograde`` (whose execution step is
-:class:`~autograder.preprocessors.safe_execute.SafeExecute`) and ``generate_feedback``, and sends the
-submission's gradebook rows and the executor's events back.  A job that raises gets an error reply; the worker
+:class:`~autograder.preprocessors.safe_execute.SafeExecute`), renders the feedback pages right away with the
+worker's one :class:`~autograder.feedback_render.FeedbackRenderer` (nbgrader's feedback converter, its exporter
+and templates built once per worker, not once per submission), and sends the submission's gradebook rows and
+the executor's events back.  A job that raises gets an error reply; the worker
 goes on.
 """
 
@@ -30,6 +32,7 @@ from nbgrader.coursedir import CourseDirectory
 
 from .cells import grade_id, grade_ids
 from .diagnostics import last_error
+from .feedback_render import FeedbackRenderer
 from .gradebook import export_submission
 from .jobs import Job, Reply
 from .preprocessors import trusted_tests
@@ -38,8 +41,12 @@ from .settings import course_config
 __all__ = ["grade_job", "serve", "main"]
 
 
-def grade_job(api: Any, root: Path, job: Job) -> Reply:
-    """Autograde one submission and generate its feedback in the worker's course directory ``root``."""
+def grade_job(api: Any, root: Path, job: Job, renderer: FeedbackRenderer | None = None) -> Reply:
+    """Autograde one submission and generate its feedback in the worker's course directory ``root``.
+
+    ``renderer`` writes the pages (the worker's own, reused for every job); without one, a renderer is made for
+    this job alone.
+    """
     student, assignment = job.student, job.assignment
     started = time.monotonic()
     for sub in ("submitted", "autograded", "feedback"):
@@ -62,7 +69,7 @@ def grade_job(api: Any, root: Path, job: Job) -> Reply:
     t_autograde = time.monotonic() - started
     fb: dict[str, Any] = {"success": False}
     if res.get("success") and job.feedback:
-        fb = api.generate_feedback(assignment, student, force=True)
+        fb = (renderer or FeedbackRenderer(api.coursedir, api.config)).render(assignment, student)
     data = export_submission(api.coursedir.db_url, assignment, student) if res.get("success") else None
     events = {}
     for p in sorted((root / "events" / student / assignment).glob("*.json")):
@@ -98,18 +105,19 @@ def serve(root: Path) -> int:
     os.chdir(root)
     config = course_config(root)
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    renderer = FeedbackRenderer(api.coursedir, config)  # its exporter is built by the first page, then reused
     try:
-        _serve_lines(api, root, out)
+        _serve_lines(api, root, out, renderer)
     finally:
         trusted_tests.shutdown()  # the trusted kernel of this worker (started by the first notebook)
     return 0
 
 
-def _serve_lines(api: Any, root: Path, out: Any) -> None:
+def _serve_lines(api: Any, root: Path, out: Any, renderer: FeedbackRenderer) -> None:
     for line in sys.stdin:
         data = json.loads(line)
         try:
-            reply = grade_job(api, root, Job.from_json(data))
+            reply = grade_job(api, root, Job.from_json(data), renderer)
         except Exception as exc:  # a broken job must not take the worker down
             traceback.print_exc()
             reply = Reply(data.get("student"), data.get("assignment"), False,
