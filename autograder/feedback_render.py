@@ -24,7 +24,7 @@ import traceback
 from typing import Any
 
 from nbgrader.converters import GenerateFeedback
-from nbconvert.writers import FilesWriter
+from nbconvert.writers.files import FilesWriter
 from nbgrader.coursedir import CourseDirectory
 from traitlets import Bool
 from traitlets.config import Config
@@ -32,7 +32,7 @@ from traitlets.config import Config
 __all__ = ["ReusableGenerateFeedback", "FeedbackRenderer"]
 
 
-class ReusableGenerateFeedback(GenerateFeedback):
+class ReusableGenerateFeedback(GenerateFeedback):  # type: ignore[misc]  # nbgrader is untyped
     """nbgrader's ``GenerateFeedback`` whose writer, exporter and preprocessors are built on the first
     :meth:`start` and kept for the next ones (nbgrader builds them again on every start)."""
 
@@ -41,7 +41,7 @@ class ReusableGenerateFeedback(GenerateFeedback):
     def start(self) -> None:
         """nbgrader's ``BaseConverter.start`` with the writer, exporter and steps made only once."""
         if not self.built:
-            self.writer = FilesWriter(parent=self, config=self.config)
+            self.writer = FilesWriter(parent=self, config=self.config)  # type: ignore[no-untyped-call]
             self.exporter = self.exporter_class(parent=self, config=self.config)
             for pp in self.preprocessors:
                 self.exporter.register_preprocessor(pp)

@@ -248,7 +248,7 @@ def feedback_costs(summary: list[dict]) -> list[dict]:
         nofb = [x for x in summary if x["workers"] == fb["workers"] and not x["feedback"]]
         if not fb["feedback"] or not nofb:
             continue
-        rounds = [round(a["seconds"] / b["seconds"] - 1, 3) for a, b in zip(fb["rounds"], nofb[0]["rounds"])]
+        rounds = [round(a["seconds"] / b["seconds"] - 1, 3) for a, b in zip(fb["rounds"], nofb[0]["rounds"], strict=True)]
         out.append({"workers": fb["workers"], "with_feedback": fb["seconds"], "without_feedback": nofb[0]["seconds"],
                     "ratio": round(fb["seconds"] / nofb[0]["seconds"] - 1, 3), "rounds": rounds})
     return out

@@ -68,7 +68,7 @@ class WithholdHiddenOutputs(Preprocessor):
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled
 
     def __init__(self, **kw: Any) -> None:
-        super().__init__(**kw)
+        super().__init__(**kw)  # type: ignore[no-untyped-call]  # nbconvert's is untyped
         self._known: dict[tuple[str, int, int, str, str], tuple[set[str], set[str]]] = {}
 
     def _source_path(self, resources: dict[str, Any]) -> Path | None:
