@@ -14,8 +14,9 @@
    release (zero).  Unchanged submissions keep their grade; the submissions of a changed assignment are graded
    again (those not in the input from their kept copies in ``course/submitted``).
 4. **Workers** (:mod:`autograder.workers`, :mod:`autograder.worker`, :mod:`autograder.jobs`): one process per
-   core, each with its own copy of the course directory and gradebook, runs nbgrader's ``autograde`` and
-   ``generate_feedback`` on one submission at a time.
+   core, each with its own copy of the course directory and gradebook, runs nbgrader's ``autograde`` on one
+   submission at a time and renders its feedback pages right away (:mod:`autograder.feedback_render`: nbgrader's
+   feedback exporter built once per worker).
 5. **Execution** (:mod:`autograder.preprocessors.safe_execute`): inside ``autograde``, each notebook runs in a
    fresh kernel started through the sandbox launcher (:mod:`autograder.kernels`, :mod:`autograder.sandbox`),
    with time and output limits and the test guard (:mod:`autograder.kernel_guard`).
