@@ -70,13 +70,15 @@ def grade_job(api: Any, root: Path, job: Job, renderer: FeedbackRenderer | None 
     fb: dict[str, Any] = {"success": False}
     if res.get("success") and job.feedback:
         fb = (renderer or FeedbackRenderer(api.coursedir, api.config)).render(assignment, student)
+    t_feedback = time.monotonic() - started - t_autograde
     data = export_submission(api.coursedir.db_url, assignment, student) if res.get("success") else None
     events = {}
     for p in sorted((root / "events" / student / assignment).glob("*.json")):
         with contextlib.suppress(ValueError):
             events[p.stem] = json.loads(p.read_text())
     return Reply(student, assignment, bool(res.get("success")), data, last_error(res), bool(fb.get("success")),
-                 last_error(fb), events, round(time.monotonic() - started, 3), round(t_autograde, 3))
+                 last_error(fb), events, round(time.monotonic() - started, 3), round(t_autograde, 3),
+                 feedback_seconds=round(t_feedback, 3))
 
 
 def _drop_stale_cells(path: Path, source: Path) -> None:
