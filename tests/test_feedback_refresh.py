@@ -223,6 +223,8 @@ def test_formgraders_generate_feedback_button_strips_hidden_tests(graded: Graded
 def test_one_renderer_writes_the_pages_generate_feedback_writes(graded: Graded) -> None:
     """The worker's renderer builds nbgrader's exporter once and reuses it; its pages are nbgrader's own."""
     out, run = graded
+    # the grading run timed the pages its worker rendered, next to the grading (the benchmark's measure)
+    assert run.timings["worker_feedback"] > 0 and run.timings["worker_autograde"] > 0, run.timings
     crs = out / "course"
     config = course_config(crs)
     renderer = FeedbackRenderer(CourseDirectory(config=config), config)
