@@ -9,7 +9,8 @@ in the gradebook (``OUTPUT/course/gradebook.db``), and the pages written by ``gr
    its autograded notebooks.  ``OUTPUT/feedback/index.json`` keeps the digest each page was written with
    (:func:`record_pages`; ``dp-course grade`` records it too), so an unchanged page is not rewritten.
 2. **nbgrader's own feedback step** on the notebooks already autograded in ``OUTPUT/course/autograded/`` (no
-   notebook is executed; no kernel starts): ``generate_feedback`` with the kit's steps
+   notebook is executed; no kernel starts): nbgrader's ``GenerateFeedback`` converter, built once for all the
+   submissions regenerated (:class:`autograder.feedback_render.FeedbackRenderer`), with the kit's steps
    (:data:`autograder.settings.FEEDBACK_STEPS`: hidden tests stripped, answers still to be marked by hand said
    so, MathJax from a local copy).
 3. **Published as ``grade`` publishes**: :func:`autograder.feedback.publish_feedback` checks each page for hidden
@@ -31,12 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from nbgrader.api import Gradebook
-from nbgrader.apps.api import NbGraderAPI
 from nbgrader.coursedir import CourseDirectory
 from traitlets.config import Config
 
 from .events import Event, EventKind
 from .feedback import hidden_test_lines, publish_feedback
+from .feedback_render import FeedbackRenderer
 from .gradebook import db_url, read_scores
 from .offline_maths import feedback_exporter_config
 from .outputs import load_run, refresh
@@ -144,16 +145,17 @@ def record_pages(output_dir: Path, student: str, assignment: str) -> None:
     _save_index(folder.feedback, index)
 
 
-def _feedback_api(course: Path) -> NbGraderAPI:
-    """nbgrader's API on the course directory, with the kit's feedback steps whatever its configuration file says
-    (a course directory made by an older version of the kit has nbgrader's default steps, which leak)."""
+def _feedback_renderer(course: Path) -> FeedbackRenderer:
+    """nbgrader's feedback converter on the course directory (one exporter for every submission regenerated), with
+    the kit's feedback steps whatever its configuration file says (a course directory made by an older version of
+    the kit has nbgrader's default steps, which leak)."""
     config = course_config(course)
     extra = Config()
     extra.GenerateFeedback.preprocessors = list(FEEDBACK_STEPS)
     for key, value in feedback_exporter_config().items():
         setattr(extra.HTMLExporter, key, value)
     config.merge(extra)
-    return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    return FeedbackRenderer(CourseDirectory(config=config), config)
 
 
 def _submissions(course: Path) -> dict[str, tuple[str, str, list[str], str]]:
@@ -213,13 +215,13 @@ def refresh_feedback(output_dir: Path, *, everything: bool = False) -> FeedbackR
                 if everything or index.get(key) != digest
                 or not all((folder.feedback / key / f"{nb}.html").is_file() for nb in notebooks)]
         log.info("feedback: %d submission(s) to regenerate, %d unchanged", len(todo), len(submissions) - len(todo))
-        api = _feedback_api(course)
+        renderer = _feedback_renderer(course)
         hidden = hidden_test_lines(course) if todo else {}
         recorded = {f"{r.student}/{r.assignment}": r for r in run.results}
         summaries: list[str] = []
         for key in todo:
             student, assignment, notebooks, digest = submissions[key]
-            result = api.generate_feedback(assignment, student, force=True)
+            result = renderer.render(assignment, student)
             if not result.get("success"):
                 log.warning("feedback: nbgrader could not render %s: %s", key, (result.get("error") or "")[-400:])
             known = _entry(state, key)

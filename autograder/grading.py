@@ -14,8 +14,9 @@
    release (zero).  Unchanged submissions keep their grade; the submissions of a changed assignment are graded
    again (those not in the input from their kept copies in ``course/submitted``).
 4. **Workers** (:mod:`autograder.workers`, :mod:`autograder.worker`, :mod:`autograder.jobs`): one process per
-   core, each with its own copy of the course directory and gradebook, runs nbgrader's ``autograde`` and
-   ``generate_feedback`` on one submission at a time.
+   core, each with its own copy of the course directory and gradebook, runs nbgrader's ``autograde`` on one
+   submission at a time and renders its feedback pages right away (:mod:`autograder.feedback_render`: nbgrader's
+   feedback exporter built once per worker).
 5. **Execution** (:mod:`autograder.preprocessors.safe_execute`): inside ``autograde``, each notebook runs in a
    fresh kernel started through the sandbox launcher (:mod:`autograder.kernels`, :mod:`autograder.sandbox`),
    with time and output limits and the test guard (:mod:`autograder.kernel_guard`).
@@ -85,6 +86,7 @@ class _Run:
     keep_fds: tuple[int, ...] = ()       # inherited by the workers: the output folder's lock
     files: dict[tuple[str, str], list[SubmissionFile]] = field(default_factory=dict)
     hidden: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    worker_seconds: dict[str, float] = field(default_factory=lambda: {"autograde": 0.0, "feedback": 0.0})
 
 
 def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTIONS_DIR,
@@ -197,6 +199,8 @@ def _grade_held(submissions: Path, folder: OutputFolder, solutions_dir: Path, nb
             for sealed in (course, *folder.work.glob("w*")):  # workers copied their sources from it
                 protect.unseal(sealed)
     timings["grading"] = time.monotonic() - t0 - timings["setup"] - timings["intake"]
+    timings["worker_autograde"], timings["worker_feedback"] = run.worker_seconds["autograde"], \
+        run.worker_seconds["feedback"]  # summed over the jobs: what the pages cost next to the grading
     t1 = time.monotonic()
     record_students(course / "gradebook.db", intake.files)  # LMS ids and names, kept by nbgrader
     result = GradeRun(output_dir=folder.root, results=run.state.results(regraded), unmatched=intake.unmatched,
@@ -241,6 +245,8 @@ def _grade_jobs(run: _Run, todo: list[Job], n_workers: int, progress: bool) -> s
             with protect.unsealed(folder.course, enabled=run.sealed):
                 _finish(run, job, reply, worker.wdir)
             done.add(job.label)
+            run.worker_seconds["autograde"] += reply.autograde_seconds
+            run.worker_seconds["feedback"] += reply.feedback_seconds
             bar.set_postfix_str(f"{job.label} ({reply.seconds:.1f} s)", refresh=False)
             bar.update(len(run.notebooks[job.assignment]))
     return done

@@ -92,6 +92,7 @@ class Reply:
         feedback_error: why not.
         events: ``{notebook: what the executor recorded}`` (events, seconds, the kernel's last words).
         seconds, autograde_seconds: time for the whole job, and for nbgrader's ``autograde`` alone.
+        feedback_seconds: time the worker took to render the submission's feedback pages.
         crashed: the worker process died on this job (made up by the grader, not sent by a worker).
     """
 
@@ -106,6 +107,7 @@ class Reply:
     seconds: float = 0.0
     autograde_seconds: float = 0.0
     crashed: bool = False
+    feedback_seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

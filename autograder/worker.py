@@ -6,8 +6,10 @@ release and gradebook, its ``nbgrader_config.py`` and the grading configuration
 answers each with a :class:`~autograder.jobs.Reply` line on its original stdout; everything else it prints
 (nbgrader, the kernels' launchers) goes to stderr, the pool's ``worker.log``.  For each job it places the
 submitted notebooks in ``submitted/``, runs nbgrader's ``autograde`` (whose execution step is
-:class:`~autograder.preprocessors.safe_execute.SafeExecute`) and ``generate_feedback``, and sends the
-submission's gradebook rows and the executor's events back.  A job that raises gets an error reply; the worker
+:class:`~autograder.preprocessors.safe_execute.SafeExecute`), renders the feedback pages right away with the
+worker's one :class:`~autograder.feedback_render.FeedbackRenderer` (nbgrader's feedback converter, its exporter
+and templates built once per worker, not once per submission), and sends the submission's gradebook rows and
+the executor's events back.  A job that raises gets an error reply; the worker
 goes on.
 """
 
@@ -23,6 +25,7 @@ import sys
 import time
 import traceback
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,7 @@ from nbgrader.coursedir import CourseDirectory
 
 from .cells import grade_id, grade_ids
 from .diagnostics import last_error
+from .feedback_render import FeedbackRenderer
 from .gradebook import export_submission
 from .jobs import Job, Reply
 from .limits import Limits
@@ -41,8 +45,12 @@ from .settings import course_config
 __all__ = ["grade_job", "render_feedback", "serve", "main"]
 
 
-def grade_job(api: Any, root: Path, job: Job) -> Reply:
-    """Autograde one submission and generate its feedback in the worker's course directory ``root``."""
+def grade_job(api: Any, root: Path, job: Job, renderer: FeedbackRenderer | None = None) -> Reply:
+    """Autograde one submission and generate its feedback in the worker's course directory ``root``.
+
+    ``renderer`` writes the pages (the worker's own, reused for every job); without one, a renderer is made for
+    this job alone.
+    """
     student, assignment = job.student, job.assignment
     started = time.monotonic()
     for sub in ("submitted", "autograded", "feedback"):
@@ -66,19 +74,24 @@ def grade_job(api: Any, root: Path, job: Job) -> Reply:
     fb: dict[str, Any] = {"success": False}
     if res.get("success") and job.feedback:
         limits = Limits.from_json(dict(api.config.SafeExecute.get("limits") or {}))
-        fb = render_feedback(api, assignment, student, limits.feedback_timeout * max(1, len(job.files)))
+        pages = renderer or FeedbackRenderer(api.coursedir, api.config)
+        fb = render_feedback(lambda: pages.render(assignment, student),
+                             limits.feedback_timeout * max(1, len(job.files)))
+    t_feedback = time.monotonic() - started - t_autograde
     data = export_submission(api.coursedir.db_url, assignment, student) if res.get("success") else None
     events = {}
     for p in sorted((root / "events" / student / assignment).glob("*.json")):
         with contextlib.suppress(ValueError):
             events[p.stem] = json.loads(p.read_text())
     return Reply(student, assignment, bool(res.get("success")), data, last_error(res), bool(fb.get("success")),
-                 last_error(fb), events, round(time.monotonic() - started, 3), round(t_autograde, 3))
+                 last_error(fb), events, round(time.monotonic() - started, 3), round(t_autograde, 3),
+                 feedback_seconds=round(t_feedback, 3))
 
 
-def render_feedback(api: Any, assignment: str, student: str, seconds: float) -> dict[str, Any]:
-    """nbgrader's ``generate_feedback`` for one submission, in a child process (a fork of the worker) that may run
-    ``seconds``; past them it is killed and the result says why (``{"success": False, "error": ...}``).
+def render_feedback(render: Callable[[], dict[str, Any]], seconds: float) -> dict[str, Any]:
+    """``render()`` (one submission's pages: :meth:`FeedbackRenderer.render`, whose exporter and templates the
+    worker built once, before forking) in a child process (a fork of the worker) that may run ``seconds``; past
+    them it is killed and the result says why (``{"success": False, "error": ...}``).
 
     A student's Markdown cell can stall the renderer (a regular expression that backtracks for hours, in C,
     where no signal interrupts it): before, the worker hung until the job's deadline, was killed, and the
@@ -92,7 +105,7 @@ def render_feedback(api: Any, assignment: str, student: str, seconds: float) -> 
         code = 1
         try:
             os.close(r)
-            res = api.generate_feedback(assignment, student, force=True)
+            res = render()
             data = json.dumps({"success": bool(res.get("success")), "error": last_error(res)}).encode()
             while data:
                 data = data[os.write(w, data):]
@@ -151,18 +164,19 @@ def serve(root: Path) -> int:
     os.chdir(root)
     config = course_config(root)
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    renderer = FeedbackRenderer(api.coursedir, config)  # exporter and template built now, reused by every page
     try:
-        _serve_lines(api, root, out)
+        _serve_lines(api, root, out, renderer)
     finally:
         trusted_tests.shutdown()  # the trusted kernel of this worker (started by the first notebook)
     return 0
 
 
-def _serve_lines(api: Any, root: Path, out: Any) -> None:
+def _serve_lines(api: Any, root: Path, out: Any, renderer: FeedbackRenderer) -> None:
     for line in sys.stdin:
         data = json.loads(line)
         try:
-            reply = grade_job(api, root, Job.from_json(data))
+            reply = grade_job(api, root, Job.from_json(data), renderer)
         except Exception as exc:  # a broken job must not take the worker down
             traceback.print_exc()
             reply = Reply(data.get("student"), data.get("assignment"), False,

@@ -17,6 +17,10 @@ Side by side in one run, on the same submissions:
    it inside the timing; the course directory (``generate_assignment``) is built beforehand, untimed, as
    for plain nbgrader.
 
+3. **the cost of the feedback**: each worker count in ``--no-feedback-workers`` is timed with and without the
+   HTML feedback on the same submissions, in the same round; the extra time with feedback, as a share of the
+   time without, is recorded (``feedback_cost``; the kit's target: at most 15 % of grading).
+
 Scores must be identical cell by cell (else the script exits 1).  The machine is shared, so the runs are
 interleaved in ``--repeats`` rounds (plain, then each variant) and the best of each is reported, with every
 round's time, the machine-wide busy CPU time per notebook and the load average.
@@ -129,6 +133,8 @@ def ours(base: Path, subs: Path, workers: int, tag: str, warm: Path | None = Non
             scores[(r.student, r.assignment, cell)] = s
     job_seconds = sum(r.seconds for r in run.results)
     return seconds, scores, {"worker_seconds": round(job_seconds, 1), "busy_core_seconds": round(busy, 1),
+                             "worker_autograde_seconds": round(run.timings.get("worker_autograde", 0.0), 1),
+                             "worker_feedback_seconds": round(run.timings.get("worker_feedback", 0.0), 1),
                              "load": round(os.getloadavg()[0], 2),
                              "events": sum(len(r.events) for r in run.results)}
 
@@ -212,6 +218,12 @@ def main() -> int:
             summary.append({"workers": w, "feedback": fb, "seconds": best, "per_notebook": round(best / n_nb, 3),
                             "speedup_vs_plain": round(t_plain / best, 3),
                             "identical_scores": all(r["identical_scores"] for r in rs), "rounds": rs})
+        costs = feedback_costs(summary)
+        for c in costs:
+            print(f"feedback cost, {c['workers']} worker(s): {c['with_feedback']:.1f} s with, "
+                  f"{c['without_feedback']:.1f} s without: {100 * c['ratio']:+.1f} % wall time; in the workers "
+                  f"{c['worker_feedback_seconds']:.1f} s of pages for {c['worker_autograde_seconds']:.1f} s of "
+                  f"autograde ({100 * (c['worker_ratio'] or 0):.1f} %)", flush=True)
         load1 = os.getloadavg()
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -223,12 +235,32 @@ def main() -> int:
         "plain_nbgrader": {"seconds": round(t_plain, 2), "per_notebook": round(t_plain / n_nb, 3),
                            "rounds": plain_runs},
         "dp_course_grade": summary, "scored_cells": len(s_plain), "repeats": args.repeats,
+        "feedback_cost": costs,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "grading.json").write_text(json.dumps(result, indent=1) + "\n")
     (RESULTS / "grading.md").write_text(render(result))
     print(f"wrote {RESULTS / 'grading.md'}")
     return 0 if ok else 1
+
+
+def feedback_costs(summary: list[dict]) -> list[dict]:
+    """For each worker count timed with and without feedback: the extra time the feedback takes, as a share of
+    grading without it (best against best, and round by round: the two runs of a round share the machine's load)."""
+    out = []
+    for fb in summary:
+        nofb = [x for x in summary if x["workers"] == fb["workers"] and not x["feedback"]]
+        if not fb["feedback"] or not nofb:
+            continue
+        rounds = [round(a["seconds"] / b["seconds"] - 1, 3)
+                  for a, b in zip(fb["rounds"], nofb[0]["rounds"], strict=True)]
+        graded = sum(x.get("worker_autograde_seconds", 0.0) for x in fb["rounds"])
+        rendered = sum(x.get("worker_feedback_seconds", 0.0) for x in fb["rounds"])
+        out.append({"workers": fb["workers"], "with_feedback": fb["seconds"], "without_feedback": nofb[0]["seconds"],
+                    "ratio": round(fb["seconds"] / nofb[0]["seconds"] - 1, 3), "rounds": rounds,
+                    "worker_autograde_seconds": round(graded, 1), "worker_feedback_seconds": round(rendered, 1),
+                    "worker_ratio": round(rendered / graded, 3) if graded else None})
+    return out
 
 
 def _subset(subs: Path, dest: Path, k: int) -> Path:
@@ -284,6 +316,30 @@ def render(r: dict) -> str:
                      f"{'yes' if run['identical_scores'] else 'NO'} ({r['scored_cells']} cells) | "
                      + ", ".join(f"{x['seconds']} ({p['seconds'] / x['seconds']:.2f}x)"
                                  for x, p in zip(run["rounds"], plain["rounds"])) + " |")
+    costs = r.get("feedback_cost") or []
+    if costs:
+        lines += [
+            "",
+            "## What the feedback costs",
+            "",
+            "Generating a student's page must cost at most 15 % of grading the notebook.  Each worker renders the "
+            "pages of the submission it has just graded, with nbgrader's feedback exporter built once per worker "
+            "(`autograder/feedback_render.py`); the grader's main process checks each page for hidden-test lines "
+            "and publishes it.  Two measures, side by side on the same submissions: *in the workers*, the time "
+            "spent rendering pages against the time in nbgrader's `autograde`, summed over the jobs of the runs "
+            "with feedback (each page timed next to its own grading, under the same load: the measure of the "
+            "target); and the *wall time* of the whole run with and without `--no-feedback` (which also holds "
+            "the main process's checks, and the machine's load changing between two runs).",
+            "",
+            "| workers | pages in the workers (s) | autograde in the workers (s) | page / grading | wall time with "
+            "feedback (s) | without (s) | wall-time difference (each round) |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: | --- |",
+        ]
+        lines += [f"| {c['workers']} | "
+                  + (f"{c['worker_feedback_seconds']:.1f} | {c['worker_autograde_seconds']:.1f} | "
+                     f"{100 * c['worker_ratio']:.1f} % | " if c.get("worker_ratio") is not None else "- | - | - | ")
+                  + f"{c['with_feedback']:.1f} | {c['without_feedback']:.1f} | {100 * c['ratio']:+.1f} % ("
+                  + ", ".join(f"{100 * x:+.1f} %" for x in c["rounds"]) + ") |" for c in costs]
     lines += [
         "",
         "## How throughput scales with cores",

@@ -13,11 +13,19 @@ Students in the round trip, per lecture:
 
 * ``solution``  – the instructor's source notebook, submitted as is;
 * ``untouched`` – the release notebook exactly as a student receives it;
+* ``built_solution`` – the release notebook with every answer cell filled with the instructor's solution
+  (:func:`build_submission` without replacements: the solution as ``test_one_verdict.py`` submits it);
 * ``alt<i>`` / ``wrong<i>`` – the release notebook with every answer cell that has an ``i``-th correct
   alternative / wrong answer in ``tests/answer_variants/<name>.py`` replaced by it, and every other answer
   cell filled with the instructor's solution.  Graded test cells depend on one answer cell each (checked by
   ``test_pipeline.py``), so each answer's variants are judged independently of the others.  To save grading
   time these submissions leave out the plain demonstration cells that no answer or test cell relies on.
+
+Besides the gradebook's scores, the round trip keeps each test cell's verdict with its first error message
+(:attr:`RoundTrip.verdicts`): nbgrader's autograde runs every cell in one kernel, the hidden tests restored,
+errors allowed, and scores a test cell with ``nbgrader.utils.determine_grade`` -- a Run All in one kernel.  The
+differential test ``test_one_verdict.py`` reads its path (a) from there instead of running every submission
+again.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from nbgrader.utils import determine_grade
 
 try:  # POSIX; elsewhere each xdist worker builds its own round trip
     import fcntl
@@ -44,7 +53,7 @@ except ImportError:  # pragma: no cover
     fcntl = None
 
 from autograder import course, release
-from autograder.cells import strip_solution_markers
+from autograder.cells import strip_ansi, strip_solution_markers
 
 SOLUTIONS = course.SOLUTIONS_DIR
 NOTEBOOKS = course.NOTEBOOKS_DIR
@@ -331,18 +340,55 @@ class RoundTrip:
     name: str
     grades: dict[str, dict[str, course.CellGrade]] = field(default_factory=dict)
     """``{student: {grade_id: CellGrade}}``"""
+    verdicts: dict[str, dict[str, tuple[bool, str]]] = field(default_factory=dict)
+    """``{student: {test cell grade_id: (passed, first error or stderr)}}`` read from the autograded notebooks"""
     students: list[str] = field(default_factory=list)
     """the students submitted"""
     autograde_log: str = ""
     seconds: float = 0.0
 
 
-def _autograde_in_shards(root: Path, name: str, students: list[str], shards: int) -> tuple[dict, str]:
+BUILT_SOLUTION = "built_solution"
+"""The round trip's student whose notebook is the release with the instructor's answers (:func:`build_submission`)."""
+
+
+def first_problem(cell) -> str:
+    """The first error (or stderr output) of an executed cell, as a verdict's message ("" when none)."""
+    for out in cell.get("outputs", []):
+        if out.output_type == "error":
+            return f"{out.ename}: {strip_ansi(str(out.evalue))}"[:300]
+        if out.output_type == "stream" and out.name == "stderr":
+            return f"stderr: {out.text}"[:300]
+    return ""
+
+
+def cell_verdicts(nb) -> dict[str, tuple[bool, str]]:
+    """``{grade_id: (passed, message)}`` of the executed test cells of ``nb``: nbgrader's verdict on each
+    (``determine_grade``: an error or anything on stderr scores zero), passed when it scores its points."""
+    out = {}
+    for cell in nb.cells:
+        if is_test_cell(cell):
+            score, max_score = determine_grade(cell)
+            out[nbgrader_meta(cell)["grade_id"]] = (score >= max_score, first_problem(cell))
+    return out
+
+
+def _autograded_verdicts(shard: Path, name: str, students: list[str]) -> dict[str, dict[str, tuple[bool, str]]]:
+    out = {}
+    for student in students:
+        path = shard / "autograded" / student / name / f"{name}.ipynb"
+        if path.is_file():
+            out[student] = cell_verdicts(nbformat.read(path, as_version=4))
+    return out
+
+
+def _autograde_in_shards(root: Path, name: str, students: list[str], shards: int) -> tuple[dict, dict, str]:
     """Autograde the submissions of lecture ``name`` with ``shards`` concurrent ``nbgrader autograde`` runs.
 
     nbgrader grades one submission after the other; with more than one shard each shard is a copy of the
     course (gradebook included) holding a subset of the submissions, so the shards never share a database.
-    Returns the merged grades ``{student: {grade_id: CellGrade}}`` and the concatenated logs.
+    Returns the merged grades ``{student: {grade_id: CellGrade}}``, the test cells' verdicts (``RoundTrip.verdicts``)
+    and the concatenated logs.
     """
     groups = [g for g in (students[i::shards] for i in range(shards)) if g]
     runs = []
@@ -359,16 +405,18 @@ def _autograde_in_shards(root: Path, name: str, students: list[str], shards: int
         proc = subprocess.Popen([sys.executable, "-m", "nbgrader", "autograde", name, "--create", "--force"],
                                 cwd=shard, env=course.subprocess_env(), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
-        runs.append((shard, proc))
+        runs.append((shard, group, proc))
     grades: dict[str, dict] = {}
+    verdicts: dict[str, dict] = {}
     logs = []
-    for shard, proc in runs:
+    for shard, group, proc in runs:
         out, _ = proc.communicate(timeout=1800)
         logs.append(out)
         if proc.returncode != 0:
             raise RuntimeError(f"nbgrader autograde failed in {shard} (exit {proc.returncode}):\n{out}")
         grades.update(course.read_grades(shard, name))
-    return grades, "\n".join(logs)
+        verdicts.update(_autograded_verdicts(shard, name, group))
+    return grades, verdicts, "\n".join(logs)
 
 
 _CACHE: dict[str, object] = {}
@@ -435,13 +483,14 @@ def _build_round_trip(generated: Path, name: str, workdir: Path) -> RoundTrip:
     shutil.copytree(generated, root, ignore=shutil.ignore_patterns("submitted", "autograded", "feedback"))
     source_nb = read_source(name)
     release_nb = nbformat.read(root / "release" / name / f"{name}.ipynb", as_version=4)
-    submissions = {"solution": source_path(name), "untouched": release_nb}
+    submissions = {"solution": source_path(name), "untouched": release_nb,
+                   BUILT_SOLUTION: build_submission(release_nb, source_nb, {})}
     for student, replacements in variant_students(name).items():
         submissions[student] = build_submission(release_nb, source_nb, replacements)
     for student, nb in submissions.items():
         course.submit(root, name, student, {name: nb})
     t0 = time.perf_counter()
     shards = 1 if os.environ.get("PYTEST_XDIST_WORKER") else max(1, min(4, os.cpu_count() or 1))
-    grades, log = _autograde_in_shards(root, name, list(submissions), shards)
-    return RoundTrip(name=name, grades=grades, students=list(submissions), autograde_log=log,
+    grades, verdicts, log = _autograde_in_shards(root, name, list(submissions), shards)
+    return RoundTrip(name=name, grades=grades, verdicts=verdicts, students=list(submissions), autograde_log=log,
                      seconds=time.perf_counter() - t0)

@@ -9,6 +9,7 @@ feedback steps as nbgrader's configuration lists them.  End to end (``dp-course 
 from __future__ import annotations
 
 import base64
+import os
 import re
 from pathlib import Path
 
@@ -113,6 +114,28 @@ def test_hidden_cells_are_known_from_the_source_not_the_graded_notebook(tmp_path
 def test_without_the_source_every_test_cell_is_withheld(tmp_path: Path) -> None:
     shown = _withhold(tmp_path, _graded([_error(LEAK)]), None)
     assert shown[2] == [HIDDEN_FAILED + "\n"] and shown[3] == [HIDDEN_FAILED + "\n"]
+
+
+def test_one_step_reused_for_many_pages_follows_the_source(tmp_path: Path) -> None:
+    """The worker keeps one instance of the step (one exporter per worker): the source is read once, and read
+    again when it changes; the graded notebook is never what decides."""
+    config = _course(tmp_path, _source())
+    step = WithholdHiddenOutputs(config=config)
+    resources = {"nbgrader": {"assignment": "a", "notebook": "nb", "student": "eve"}}
+
+    def hidden_cell_output() -> list[str]:
+        out, _ = step.preprocess(_graded([_error(LEAK)]), resources)
+        return [str(o.get("text", o.get("evalue", ""))) for o in out.cells[3].outputs]
+
+    assert hidden_cell_output() == hidden_cell_output() == [HIDDEN_FAILED + "\n"]
+    visible_only = _source()
+    visible_only.cells[3].source = "assert f(2.0) == 8.0, 'f(2) should be 8'"   # its hidden region removed
+    path = tmp_path / "source" / "a" / "nb.ipynb"
+    nbformat.write(visible_only, path)
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000_000))
+    assert hidden_cell_output() == [LEAK]                                   # a visible test now: its message
+    path.unlink()
+    assert hidden_cell_output() == [HIDDEN_FAILED + "\n"]                  # no source: fail closed
 
 
 def _display(data: dict[str, object]) -> NotebookNode:

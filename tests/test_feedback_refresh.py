@@ -11,7 +11,9 @@ A toy class (alice: full solution; carol: a wrong Exercise 2) is graded once; th
 * ``nbgrader generate_feedback`` run in the course folder, and the call Formgrader's *Generate Feedback* button
   makes (``NbGraderAPI.generate_feedback`` with the course's configuration, as nbgrader's
   ``server_extensions/formgrader/apihandlers.py`` does), strip the hidden tests too;
-* a regenerated page that would still show a hidden line becomes the score-only summary, flagged in the report.
+* a regenerated page that would still show a hidden line becomes the score-only summary, flagged in the report;
+* one :class:`~autograder.feedback_render.FeedbackRenderer` (the worker's, built once) writes, submission after
+  submission, byte for byte the pages nbgrader's ``generate_feedback`` writes, with one exporter for all.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from adversarial import hostile
 from autograder import cells, cli, course, demo, feedback
 from autograder.feedback_refresh import INDEX, refresh_feedback
+from autograder.feedback_render import FeedbackRenderer
 from autograder.grading import grade
 from autograder.limits import Limits
 from autograder.offline_maths import MATHJAX_CONFIG
@@ -215,6 +218,34 @@ def test_formgraders_generate_feedback_button_strips_hidden_tests(graded: Graded
     assert "hidden tests are not shown" in html and HIDDEN_FAILED in html and "HIDDEN-TOKEN-EX2" not in html
     _no_hidden_test(out, html, "carol")
     _offline(page)
+
+
+def test_one_renderer_writes_the_pages_generate_feedback_writes(graded: Graded) -> None:
+    """The worker's renderer builds nbgrader's exporter once and reuses it; its pages are nbgrader's own."""
+    out, run = graded
+    # the grading run timed the pages its worker rendered, next to the grading (the benchmark's measure)
+    assert run.timings["worker_feedback"] > 0 and run.timings["worker_autograde"] > 0, run.timings
+    crs = out / "course"
+    config = course_config(crs)
+    renderer = FeedbackRenderer(CourseDirectory(config=config), config)
+    pages = {}
+    exporters = set()
+    for student in ("alice", "carol", "alice"):
+        result = renderer.render(NAME, student)
+        assert result["success"], result.get("error")
+        exporters.add(id(renderer.converter.exporter))
+        pages[student] = _page(crs, student).read_bytes()
+    assert len(exporters) == 1  # built by the first page, reused by the next two
+    assert b"hidden tests are not shown" in pages["carol"] and pages["alice"] != pages["carol"]
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    for student in ("alice", "carol"):
+        _page(crs, student).unlink()
+        result = api.generate_feedback(NAME, student)
+        assert result["success"], result.get("error")
+        assert _page(crs, student).read_bytes() == pages[student], student
+    failed = renderer.render("no_such_lecture", "alice")   # nbgrader's failure is reported, not raised
+    assert not failed["success"] and "no_such_lecture" in failed["error"] + failed["log"]
+    assert renderer.render(NAME, "carol")["success"]        # and the renderer goes on
 
 
 def test_feedback_of_a_folder_without_a_gradebook_is_refused(tmp_path: Path,

@@ -4,16 +4,21 @@ For each lecture, every submission of the answer-variant round trip – the inst
 ``alt<i>`` / ``wrong<i>`` student built from ``tests/answer_variants/<lecture>.py`` (``_notebooks.py``) – goes
 through the student's three ways of seeing a verdict:
 
-(a) **Run All** in one kernel (nbclient, every cell run; the ``raises-exception`` tags let JupyterLab's Run
-    All go on past every test cell too), the verdict of each test cell being nbgrader's
-    (``nbgrader.utils.determine_grade``: an error or anything on stderr scores zero);
+(a) **Run All** in one kernel (every cell run, errors allowed; the ``raises-exception`` tags let JupyterLab's
+    Run All go on past every test cell too), the verdict of each test cell being nbgrader's
+    (``nbgrader.utils.determine_grade``: an error or anything on stderr scores zero).  That is exactly what the
+    answer-variant round trip of ``test_answer_variants.py`` / ``test_pipeline.py`` does (plain
+    ``nbgrader autograde``: nbclient, one kernel, hidden tests restored, ``determine_grade``), so path (a) reads
+    its verdicts (``_notebooks.RoundTrip.verdicts``) instead of running every submission a second time: the
+    round trip is built once per session and shared (the solution is its ``built_solution`` student, the
+    submission below);
 (b) **dp-course check** (:func:`autograder.checking.check_notebook`): the trusted kernel, sandboxed student
     kernel, proxies and codec of grading;
 (c) **dp-course grade** (:func:`autograder.grading.grade`), all the lecture's submissions in one run
-    (one worker), the score of each test cell.
+    (two workers), the score of each test cell.
 
 All three run the *full* test cells (hidden tests included): Run All on the notebook with the hidden tests
-restored (as nbgrader's autograde restores them), the check with the course built from ``solutions/`` instead
+restored (nbgrader's autograde restores them), the check with the course built from ``solutions/`` instead
 of ``notebooks/`` – the same machinery on a superset of the visible tests.  A test cell passes when it scores
 its points.  Every (submission, test cell) must get the same verdict on the three paths; a disagreement names
 the submission, the answers it replaced, the test and the three verdicts with their messages.  Besides, every
@@ -23,7 +28,7 @@ The corpus of issue 26 is part of the variant files: a ``set`` from ``violating_
 constants (02), an in-place ``dp_sgd_step``, a ``clip_per_example`` built on a helper named ``_clip_rows`` and
 one that divides by zero with a warning (06).
 
-Expensive (every submission three times, about 6 minutes per lecture on a loaded 2-core machine): CI
+Expensive (every submission through check and grade, and the round trip if no other test built it yet): CI
 (``DP_COURSE_CI=1``, ``.ci/run``) runs every lecture; elsewhere lectures 02, 03 and 06, which hold the examples,
 run and the others are skipped with the reason, unless ``DP_COURSE_ONE_VERDICT`` says otherwise (``all``, or a
 comma-separated list of lectures).  Each lecture prints the number of verdicts compared and the time of each
@@ -32,18 +37,14 @@ path.
 
 from __future__ import annotations
 
-import copy
 import os
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-from nbgrader.utils import determine_grade
 
 import _notebooks as nbs
-from autograder.cells import strip_ansi
 from autograder.checking import check_notebook
 from autograder.grading import grade
 from autograder.limits import Limits
@@ -76,26 +77,6 @@ def submissions(name: str) -> dict[str, nbformat.NotebookNode]:
     return out
 
 
-def with_hidden_tests(nb: nbformat.NotebookNode, name: str) -> nbformat.NotebookNode:
-    """A copy of ``nb`` whose test cells carry the full source (hidden tests included), as autograde restores."""
-    tests = {gid: c.source for gid, c in nbs.test_cells(nbs.read_source(name)).items()}
-    nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        gid = nbs.nbgrader_meta(cell).get("grade_id")
-        if nbs.is_test_cell(cell) and gid in tests:
-            cell.source = tests[gid]
-    return nb
-
-
-def _first_problem(cell: nbformat.NotebookNode) -> str:
-    for out in cell.get("outputs", []):
-        if out.output_type == "error":
-            return f"{out.ename}: {strip_ansi(str(out.evalue))}"[:300]
-        if out.output_type == "stream" and out.name == "stderr":
-            return f"stderr: {out.text}"[:300]
-    return ""
-
-
 def _graded_message(output_dir: Path, student: str, name: str, gid: str) -> str:
     """The first error (or stderr) of test cell ``gid`` in the notebook ``dp-course grade`` executed."""
     path = output_dir / "course" / "autograded" / student / name / f"{name}.ipynb"
@@ -103,20 +84,7 @@ def _graded_message(output_dir: Path, student: str, name: str, gid: str) -> str:
         return "(no autograded notebook)"
     cell = next((c for c in nbformat.read(path, as_version=4).cells if nbs.nbgrader_meta(c).get("grade_id") == gid),
                 None)
-    return _first_problem(cell) if cell is not None else "(no such cell)"
-
-
-def run_all(name: str, nb: nbformat.NotebookNode) -> dict[str, Verdict]:
-    """Path (a): the whole notebook in one kernel; nbgrader's verdict on each test cell's outputs."""
-    nb = with_hidden_tests(nb, name)
-    NotebookClient(nb, timeout=int(LIMITS.cell_timeout), kernel_name="python3", allow_errors=True,
-                   resources={"metadata": {"path": str(nbs.NOTEBOOKS / name)}}).execute()
-    out = {}
-    for cell in nb.cells:
-        if nbs.is_test_cell(cell):
-            score, max_score = determine_grade(cell)
-            out[nbs.nbgrader_meta(cell)["grade_id"]] = (score >= max_score, _first_problem(cell))
-    return out
+    return nbs.first_problem(cell) if cell is not None else "(no such cell)"
 
 
 def check(name: str, path: Path, sandbox: str) -> dict[str, Verdict]:
@@ -129,9 +97,9 @@ def check(name: str, path: Path, sandbox: str) -> dict[str, Verdict]:
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"one-verdict-{n}"))
                                   for n in LECTURES])
-def test_run_all_check_and_grade_agree(name, tmp_path, monkeypatch, grading_sandbox):
+def test_run_all_check_and_grade_agree(name, tmp_path, tmp_path_factory, monkeypatch, grading_sandbox):
     if name not in selected():
-        pytest.skip(f"{name}: about 6 minutes; run with DP_COURSE_ONE_VERDICT=all (CI runs every lecture)")
+        pytest.skip(f"{name}: several minutes; run with DP_COURSE_ONE_VERDICT=all (CI runs every lecture)")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     subs = submissions(name)
     folder = tmp_path / "submissions"
@@ -141,15 +109,17 @@ def test_run_all_check_and_grade_agree(name, tmp_path, monkeypatch, grading_sand
     seconds: dict[str, float] = {}
 
     t0 = time.perf_counter()
-    one_kernel = {student: run_all(name, nb) for student, nb in subs.items()}
-    seconds["run all"] = time.perf_counter() - t0
+    round_trip = nbs.round_trip(tmp_path_factory, name)   # shared with test_answer_variants / test_pipeline
+    one_kernel = {student: round_trip.verdicts.get(nbs.BUILT_SOLUTION if student == "solution" else student, {})
+                  for student in subs}
+    seconds["run all (the shared round trip)"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     checked = {student: check(name, folder / f"{student}_{name}.ipynb", grading_sandbox) for student in subs}
     seconds["check"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    run = grade(folder, tmp_path / "graded", solutions_dir=nbs.SOLUTIONS, assignments=[name], workers=1,
+    run = grade(folder, tmp_path / "graded", solutions_dir=nbs.SOLUTIONS, assignments=[name], workers=2,
                 limits=LIMITS, sandbox_mode=grading_sandbox, progress=False, feedback=False)
     seconds["grade"] = time.perf_counter() - t0
     tests = set(nbs.test_cells(nbs.read_source(name)))

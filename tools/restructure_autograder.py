@@ -125,7 +125,7 @@ TABLE: dict[str, str | None] = {
     "preprocessors.safe_execute": "execute", "preprocessors.trusted_tests": "execute",
     "preprocessors.drop_empty_metadata": "execute", "diagnostics": "execute", "preprocessors.output_caps": "execute",
     # feedback
-    "feedback": "feedback", "preprocessors.strip_hidden_tests": "feedback",
+    "feedback": "feedback", "feedback_render": "feedback", "preprocessors.strip_hidden_tests": "feedback",
     "preprocessors.withhold_hidden_outputs": "feedback", "preprocessors.safe_markup": "feedback",
     "preprocessors.pending_hand_grading": "feedback", "preprocessors.offline_maths": "feedback",
     # run

@@ -18,6 +18,10 @@ Which test cells hold hidden tests is decided by ``grade_id`` on the instructor'
 their hidden regions stripped already (:class:`~autograder.preprocessors.strip_hidden_tests.StripHiddenTests`)
 or whose metadata the student may have edited.  Without the source notebook every test cell is treated as
 holding hidden tests (withholding too much, never too little).  Visible-only test cells keep their messages.
+
+The grading worker keeps one exporter, and so one instance of this step, for all its submissions
+(:mod:`autograder.feedback_render`): what the source notebook says is read once and kept, keyed by the file's
+path, modification time and size (a changed source is read again).
 """
 
 from __future__ import annotations
@@ -63,27 +67,42 @@ class WithholdHiddenOutputs(Preprocessor):
 
     enabled = Bool(True).tag(config=True)  # nbconvert's preprocessors are off unless enabled
 
-    def _source(self, resources: dict[str, Any]) -> NotebookNode | None:
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)  # type: ignore[no-untyped-call]  # nbconvert's is untyped
+        self._known: dict[tuple[str, int, int, str, str], tuple[set[str], set[str]]] = {}
+
+    def _source_path(self, resources: dict[str, Any]) -> Path | None:
         info = resources.get("nbgrader") or {}
         if not info.get("assignment") or not info.get("notebook"):
             return None
         coursedir = CourseDirectory(config=self.config)
         path = Path(coursedir.format_path(coursedir.source_directory, ".", info["assignment"]))
         path = path / f"{info['notebook']}.ipynb"
-        if not path.is_file():
+        return path if path.is_file() else None
+
+    def _source_cells(self, resources: dict[str, Any], begin: str, end: str) -> tuple[set[str], set[str]] | None:
+        """``(hidden test ids, instructor cell ids)`` of the source notebook (read once per version of the file),
+        or None without one."""
+        path = self._source_path(resources)
+        if path is None:
             return None
-        source: NotebookNode = nbformat.read(path, as_version=4)
-        return source
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, begin, end)
+        if key not in self._known:
+            source: NotebookNode = nbformat.read(path, as_version=4)
+            self._known[key] = (hidden_test_ids(source, begin, end),
+                                {gid for c in source.cells if is_instructor_cell(c) and (gid := grade_id(c))})
+        hidden, instructor = self._known[key]
+        return set(hidden), set(instructor)
 
     def preprocess(self, nb: NotebookNode, resources: dict[str, Any]) -> tuple[NotebookNode, dict[str, Any]]:
         delimiters = ClearHiddenTests(config=self.config)
-        source = self._source(resources)
-        if source is None:  # fail closed: every test cell is treated as hidden
+        known = self._source_cells(resources, delimiters.begin_test_delimeter, delimiters.end_test_delimeter)
+        if known is None:  # fail closed: every test cell is treated as hidden
             hidden = {gid for c in nb.cells if is_test_cell(c) and (gid := grade_id(c))}
             instructor: set[str] = set()
         else:
-            hidden = hidden_test_ids(source, delimiters.begin_test_delimeter, delimiters.end_test_delimeter)
-            instructor = {gid for c in source.cells if is_instructor_cell(c) and (gid := grade_id(c))}
+            hidden, instructor = known
         after_hidden = False
         for cell in nb.cells:
             if cell.get("cell_type") != "code":
