@@ -37,7 +37,8 @@ SECONDS_PER_TEST_CELL = 60
 
 _DRIVER = '''
 def _vt_try(restore, target, definitions, candidate, tests):
-    import contextlib as _vt_contextlib, io as _vt_io, json as _vt_json, signal as _vt_signal, warnings as _vt_w
+    import contextlib as _vt_contextlib, io as _vt_io, json as _vt_json, signal as _vt_signal, sys as _vt_sys
+    import warnings as _vt_w
 
     class _VtTimeout(BaseException):
         pass
@@ -47,6 +48,9 @@ def _vt_try(restore, target, definitions, candidate, tests):
 
     passed, error = [], ""
     old_handler = _vt_signal.signal(_vt_signal.SIGALRM, _vt_alarm)
+    # a helper that calls the answer it replaces recurses: stop it long before the C stack overflows
+    old_limit = _vt_sys.getrecursionlimit()
+    _vt_sys.setrecursionlimit(min(old_limit, 600))
     try:
         exec(compile(definitions, "<visible test functions>", "exec"), globals())
         globals()[target] = globals()[candidate]
@@ -68,6 +72,7 @@ def _vt_try(restore, target, definitions, candidate, tests):
         error = type(exc).__name__ + ": " + str(exc)[:200]
     finally:
         _vt_signal.signal(_vt_signal.SIGALRM, old_handler)
+        _vt_sys.setrecursionlimit(old_limit)
         exec(compile(restore, "<answer cell>", "exec"), globals())
     print(_vt_json.dumps({"target": target, "candidate": candidate, "passed": passed, "error": error}))
 '''.replace("SECONDS", str(SECONDS_PER_TEST_CELL))
