@@ -168,10 +168,12 @@ VARIANTS = {
     # ---------------------------------------------------------------- Exercise 2 (c): the mean of L
     "ex2c_mean": {
         "correct_alt": [
-            # the textbook form, with its (harmless at these epsilons) cancellation
+            # the series for small epsilon, the closed form elsewhere
             """
             def laplace_loss_mean(epsilon):
-                return epsilon + np.exp(-epsilon) - 1
+                if epsilon < 1e-3:
+                    return epsilon**2 / 2 - epsilon**3 / 6 + epsilon**4 / 24 - epsilon**5 / 120
+                return epsilon + np.expm1(-epsilon)
             """,
             # the mean assembled from the law of L: two atoms and the integral over the continuous part
             """
@@ -187,6 +189,11 @@ VARIANTS = {
             """
             def laplace_loss_mean(epsilon):
                 return epsilon ** 2 / 2
+            """,
+            # issue 22 item 8b: the textbook form, whose cancellation loses every digit as epsilon -> 0 (1e-9)
+            """
+            def laplace_loss_mean(epsilon):
+                return epsilon + np.exp(-epsilon) - 1
             """,
             # only the two atoms, forgetting the continuous part
             """
@@ -297,6 +304,11 @@ VARIANTS = {
                 losses, probs = np.asarray(losses), np.asarray(probs)
                 return float(infinity_mass + np.sum(probs * -np.expm1(epsilon - losses)))
             """,
+            # issue 22 item 8b: "do not use dp_course": the library's DiscretePLD, which refuses a truncated PLD
+            {"code": """
+            def delta_from_pld(losses, probs, infinity_mass, epsilon):
+                return float(DiscretePLD(losses, probs, infinity_mass).delta_for_epsilon(epsilon))
+            """, "at_most": 0},
         ],
     },
     # ---------------------------------------------------------------- Exercise 3 (b): the Laplace privacy profile
@@ -341,11 +353,11 @@ VARIANTS = {
     # ---------------------------------------------------------------- Exercise 4: tail-bound calibration
     "ex4_sigma": {
         "correct_alt": [
-            # the quadratic's root in the naive form
+            # the other root formula, -z + sqrt(z^2 + 2 eps) written as 2 eps / (z + sqrt(z^2 + 2 eps)), with logs
             """
             def gaussian_sigma_from_tail(epsilon, delta, sensitivity=1.0):
-                z = stats.norm.isf(delta)
-                return sensitivity / (-z + np.sqrt(z ** 2 + 2 * epsilon))
+                z = -stats.norm.ppf(delta)
+                return sensitivity * (z + np.hypot(z, np.sqrt(2 * epsilon))) / (2 * epsilon)
             """,
             # root finding on the tail of the library's Gaussian PLD
             """
@@ -353,7 +365,7 @@ VARIANTS = {
                 def excess(log_sigma):
                     pld = GaussianPLD.from_mechanism(np.exp(log_sigma), sensitivity)
                     return stats.norm.logsf(epsilon, loc=pld.mean, scale=pld.std) - np.log(delta)
-                return float(np.exp(optimize.brentq(excess, -10.0, 10.0, xtol=1e-14, rtol=1e-15)))
+                return float(np.exp(optimize.brentq(excess, -10.0, 60.0, xtol=1e-14, rtol=1e-15)))
             """,
         ],
         "wrong": [
@@ -366,6 +378,18 @@ VARIANTS = {
             """
             def gaussian_sigma_from_tail(epsilon, delta, sensitivity=1.0):
                 return sensitivity * stats.norm.isf(delta) / epsilon
+            """,
+            # issue 22 item 8b: the quadratic's root in the naive form: cancels as epsilon -> 0 (1e-9)
+            """
+            def gaussian_sigma_from_tail(epsilon, delta, sensitivity=1.0):
+                z = stats.norm.isf(delta)
+                return sensitivity / (-z + np.sqrt(z ** 2 + 2 * epsilon))
+            """,
+            # issue 22 item 8b: stats.norm.ppf(1 - delta): 1 - delta rounds to 1 for a tiny delta (1e-300)
+            """
+            def gaussian_sigma_from_tail(epsilon, delta, sensitivity=1.0):
+                z = stats.norm.ppf(1 - delta)
+                return sensitivity * (z + np.sqrt(z * z + 2 * epsilon)) / (2 * epsilon)
             """,
             # forgets the sensitivity (right for sensitivity 1 only)
             """

@@ -106,6 +106,18 @@ VARIANTS = {
                     return None
                 return list(range(len(p)))
             """, "at_most": 1},
+            # issue 22 item 7: the right verdict, but the witness {P > Q} (or {Q > P}) instead of {P > e^eps Q}: fails
+            # the visible case p = [0.3, 0.4, 0.3], q = [0.1, 0.3, 0.6], eps = 0.5, delta = 0.07
+            {"code": """
+            def violating_event(p, q, epsilon, delta):
+                p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+                if is_indistinguishable(p, q, epsilon, delta):
+                    return None
+                up, down = np.flatnonzero(p > q), np.flatnonzero(q > p)
+                gain_up = p[up].sum() - np.exp(epsilon) * q[up].sum()
+                gain_down = q[down].sum() - np.exp(epsilon) * p[down].sum()
+                return up.tolist() if gain_up >= gain_down else down.tolist()
+            """, "at_most": 1},
         ],
     },
     # ---------------------------------------------------------------- Exercise 2 (a): the densities
@@ -195,6 +207,13 @@ VARIANTS = {
             {"code": """
             def sample_laplace_map(z, epsilon, rng):
                 return rng.laplace(0.0, 1 / epsilon, np.shape(z))
+            """, "at_most": 1},
+            # issue 22 item 7: not a map: looks at the whole of z (its mean) and returns i.i.d. draws of P or Q, which
+            # passes every test that feeds samples of U or V; the per-entry test (all-0, all-1 inputs) catches it
+            {"code": """
+            def sample_laplace_map(z, epsilon, rng):
+                z = np.asarray(z)
+                return rng.laplace(0.0 if z.mean() < 0.5 else 1.0, 1 / epsilon, z.shape)
             """, "at_most": 1},
             # F(0) and F(1) swapped
             """
@@ -348,6 +367,11 @@ VARIANTS = {
                 f1 = (np.exp(epsilon) * y - x) / ((1 - delta) * np.expm1(epsilon))
                 return np.vstack([f0, f1, np.asarray(p) - x, np.asarray(q) - y])
             """,
+            # issue 22 item 7: the library's map, which ignores the given core pair (a valid map, on another core)
+            {"code": """
+            def map_from_core(p, q, x, y, epsilon, delta):
+                return simulation_map(p, q, epsilon, delta)
+            """, "at_most": 0},
         ],
     },
 }

@@ -1,7 +1,8 @@
 """Answer variants for ``solutions/04_strong_composition``: what the autograder must accept and reject.
 
 Format: see ``tests/answer_variants/01_foundations.py``.  Every extra variant index adds one submission to the
-nbgrader round trip, so the lists stop at two alternatives and three wrong answers.  Each code string replaces a
+nbgrader round trip, so the lists stop at two alternatives and three wrong answers (plus the must-fail answers of
+issue 22).  Each code string replaces a
 whole answer cell; the notebook's setup cell has already imported ``math``, ``np``, ``special``, ``stats`` and the
 library names.  The alternatives include plain library calls where the library computes the answer
 (``rr_delta``): they must pass that part, and the exercise gives such parts only a minority of its points.
@@ -54,13 +55,14 @@ VARIANTS = {
                 strong = np.sqrt(2 * np.log(1 / delta_prime) * np.sum(e**2)) + drift
                 return float(min(strong, e.sum())), float(np.sum(deltas) + delta_prime)
             """,
-            # a library wrapper: Theorem 1.1 at the largest step, a valid bound but not the one asked for
+            # a library wrapper: Theorem 1.1 at the largest step, a valid bound but not the one asked for; the text
+            # says it earns at most the equal-steps point (issue 22 item 8)
             {"code": """
             def strong_composition(epsilons, deltas, delta_prime):
                 k = len(epsilons)
                 theorem = advanced_composition(max(epsilons), max(deltas), k, delta_prime)[0]
                 return min(theorem, float(np.sum(epsilons))), float(np.sum(deltas) + delta_prime)
-            """, "at_most": 2},
+            """, "at_most": 1},
         ],
     },
     # ---------------------------------------------------------------- Exercise 2 (a): the product pmfs
@@ -127,6 +129,16 @@ VARIANTS = {
             def tight_parameters():
                 return 0.0, 0.1, 0.0, 0.0
             """,
+            # issue 22 items 8, 8b: both deltas positive, the second tiny: delta(eps1 + eps2) falls short of
+            # delta1 + delta2 by delta1 delta2 (1e-15 and 1e-12), which a tolerance of 1e-12 let through
+            {"code": """
+            def tight_parameters():
+                return 1.0, 0.01, 1.0, 1e-13
+            """, "at_most": 0},
+            {"code": """
+            def tight_parameters():
+                return 1.0, 0.1, 0.5, 1e-11
+            """, "at_most": 0},
         ],
     },
     # ---------------------------------------------------------------- Exercise 2 (c): the exact delta
@@ -200,6 +212,17 @@ VARIANTS = {
                 j = j[(2 * j - k) * epsilon > epsilon_total]
                 return j, stats.binom.logpmf(j, k, 1 / (1 + np.exp(-epsilon)))
             """, "at_most": 1},
+            # issue 22 item 6: read off the library's composed PLD (losses and log-probabilities), only the factor
+            # added: the library forms the losses as i eps - (k - i) eps, off by ~1e-11 at k = 100 000, which the term
+            # just above the boundary (eps_total 1e-6 below a loss) turns into an error of ~3e-6 in its log
+            {"code": """
+            def rr_delta_terms(epsilon, k, epsilon_total):
+                pld = RandomizedResponse(epsilon).privacy_loss_distribution().self_compose(k)
+                losses, log_probs = np.asarray(pld.losses), np.asarray(pld.log_probs)
+                keep = losses > epsilon_total
+                counts = np.rint((losses[keep] / epsilon + k) / 2).astype(int)
+                return counts, log_probs[keep] + np.log(-np.expm1(epsilon_total - losses[keep]))
+            """, "at_most": 0},
             # the terms computed as numbers, then the log: they underflow to 0 for k = 10 000
             {"code": """
             def rr_delta_terms(epsilon, k, epsilon_total):
