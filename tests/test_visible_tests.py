@@ -34,13 +34,8 @@ import _notebooks as nbs
 
 LECTURES = nbs.lectures()
 SECONDS_PER_TEST_CELL = 60
-PENDING = {
-    # lectures whose visible tests are being reworked on other branches (issue 22); measured on the branch that
-    # added this test: 07 fails (ex1a_exact's _expected passes as transcript_pmfs), 05's kernel died before the
-    # recursion limit was added (not re-run). Remove an entry once that lecture's branch is merged and it passes.
-    "05_renyi_zcdp": "lecture 05's visible tests: kernel died in the substitution run (not re-run since the fix)",
-    "07_concurrent_composition": "lecture 07: ex1a_exact's visible _expected passes as transcript_pmfs",
-}
+PENDING: dict[str, str] = {}
+"""Lectures whose visible tests are still being reworked (an xfail with the reason); none since issue 22's merge."""
 
 _DRIVER = '''
 def _vt_try(restore, target, definitions, candidate, tests):
