@@ -45,13 +45,13 @@ from nbgrader import utils as nbutils
 
 from . import gradebook, protect
 from .cells import grade_id
-from .course import assignments, drop_header, fingerprint_dir, make_course, nbgrader
+from .course import CONFIG_FILE, assignments, drop_header, fingerprint_dir, make_course, nbgrader
 from .events import Event, EventKind
 from .intake import SubmissionFile
 from .state import GradingState, OutputFolder, StateError, assignment_fingerprint
 
 __all__ = ["ALLOW_OPTION", "DiscardRefused", "Change", "source_cells", "prepare_course", "kept_submissions",
-           "keep_submission", "answers_changed", "marks_to_flag", "review_events"]
+           "keep_submission", "answers_changed", "marks_to_flag", "review_events", "refresh_config"]
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +144,21 @@ def _stamp() -> str:
     return dt.datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
+def refresh_config(course: Path) -> Path | None:
+    """Bring the course folder's ``nbgrader_config.py`` (a copy of the kit's, made when the folder was built) in
+    line with the kit's current one – an older copy may name modules the kit has since moved.  A copy that differs
+    is kept first in ``backups/`` (it could hold an instructor's edit); returns that backup, or None."""
+    target = course / "nbgrader_config.py"
+    if not target.is_file() or target.read_bytes() == CONFIG_FILE.read_bytes():
+        return None
+    backup = course / "backups" / f"nbgrader_config.py.{_stamp()}"
+    backup.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(target, backup)
+    shutil.copyfile(CONFIG_FILE, target)
+    log.warning("grade: %s was an older copy of the kit's configuration; kept in %s and replaced", target, backup)
+    return backup
+
+
 def _refuse(db: Path, course: Path, what: list[str]) -> DiscardRefused:
     saved = f"A backup of the gradebook was written to {gradebook.backup(db, course / 'backups')}. " \
         if db.is_file() else ""
@@ -174,6 +189,7 @@ def prepare_course(folder: OutputFolder, solutions_dir: Path, nbs: dict[str, lis
     course, solutions_dir = folder.course, Path(solutions_dir)
     db = course / "gradebook.db"
     protect.unseal(course)  # an earlier run without a sandbox may have stopped with it sealed
+    refresh_config(course)
     problems: list[str] = []
     loaded = _load_state(folder, problems)
     state = loaded or GradingState(folder.state_file, {})

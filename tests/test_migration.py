@@ -385,3 +385,17 @@ def test_a_worker_killed_mid_job_leaves_the_submission_to_the_next_run(base: Bas
     alice = next(r for r in run.results if (r.student, r.assignment) == ("alice", COPY))
     assert alice.score == 5.0 + MARK_COPY[0] and not alice.events
     assert _marks(b.out) == EXPECTED_MARKS
+
+
+def test_an_older_copy_of_the_kit_config_is_backed_up_and_replaced(tmp_path: Path) -> None:
+    """An output folder built before the kit moved its modules holds a copy of nbgrader_config.py naming the old
+    paths: the next run replaces it with the kit's (the old one kept in backups/), an up-to-date copy is left alone."""
+    course = tmp_path / "course"
+    course.mkdir()
+    old = "from autograder.offline_maths import feedback_exporter_config  # the layout before the restructure\n"
+    (course / "nbgrader_config.py").write_text(old)
+    backup = migration.refresh_config(course)
+    assert backup is not None and backup.parent == course / "backups" and backup.read_text() == old
+    assert (course / "nbgrader_config.py").read_bytes() == migration.CONFIG_FILE.read_bytes()
+    assert migration.refresh_config(course) is None              # in line now: nothing to do, no second backup
+    assert len(list((course / "backups").iterdir())) == 1
