@@ -224,34 +224,34 @@ VARIANTS = {
                 noise = rng.normal(0.0, noise_multiplier * clip_norm, size=np.shape(theta))
                 return theta - learning_rate * (total + noise) / batch_size
             """,
-            # divides by the realised batch size
-            """
+            # divides by the realised batch size (noise and all: its scale depends on the batch drawn, a privacy bug)
+            {"at_most": 0, "code": """
             def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
                 total = clip_per_example(per_example_gradients(theta, X_batch, y_batch), clip_norm).sum(axis=0)
                 noise = rng.normal(0.0, noise_multiplier * clip_norm, size=np.shape(theta))
                 return theta - learning_rate * (total + noise) / max(len(y_batch), 1)
-            """,
+            """},
             # noise on the average instead of the sum
-            """
+            {"at_most": 0, "code": """
             def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
                 total = clip_per_example(per_example_gradients(theta, X_batch, y_batch), clip_norm).sum(axis=0)
                 noise = rng.normal(0.0, noise_multiplier * clip_norm, size=np.shape(theta))
                 return theta - learning_rate * (total / batch_size + noise)
-            """,
+            """},
             # noise without the clip norm
-            """
+            {"at_most": 0, "code": """
             def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
                 total = clip_per_example(per_example_gradients(theta, X_batch, y_batch), clip_norm).sum(axis=0)
                 noise = rng.normal(0.0, noise_multiplier, size=np.shape(theta))
                 return theta - learning_rate * (total + noise) / batch_size
-            """,
+            """},
             # divides only the noise by max(|U|, m): its variance depends on the batch drawn (issue 22 item 3)
-            """
+            {"at_most": 0, "code": """
             def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):
                 total = clip_per_example(per_example_gradients(theta, X_batch, y_batch), clip_norm).sum(axis=0)
                 noise = rng.normal(0.0, noise_multiplier * clip_norm, size=np.shape(theta))
                 return theta - learning_rate * (total / batch_size + noise / max(len(y_batch), batch_size))
-            """,
+            """},
             # ignores rng: numpy's global generator
             """
             def dp_sgd_step(theta, X_batch, y_batch, clip_norm, noise_multiplier, batch_size, learning_rate, rng):

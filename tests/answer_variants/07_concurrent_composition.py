@@ -3,7 +3,9 @@
 Format: see ``tests/answer_variants/01_foundations.py`` (a wrong answer may say how many points it may score at
 most: trivial answers and library wrappers earn nothing).  Every extra variant index adds one submission to the
 nbgrader round trip, so the lists stop at four wrong answers and one alternative (Exercise 3 lists every privacy
-bug of issue 22 item 1, Exercise 1 (b) adds the two answers of item 8).  Each code string replaces a whole answer cell; the notebook's setup cell has already imported ``np``, ``stats``, ``special``, ``integrate``,
+bug of issue 22 item 1, each with ``at_most`` 0: every Exercise 3 test cell opens with the same privacy check,
+so no privacy bug earns a point; Exercise 1 (b) adds the two answers of item 8).  Each code string replaces a
+whole answer cell; the notebook's setup cell has already imported ``np``, ``stats``, ``special``, ``integrate``,
 ``itertools``, ``math``, the library's interactive tools and ``randomized_response_rdp``.
 """
 
@@ -238,9 +240,9 @@ VARIANTS = {
             """,
         ],
         "wrong": [
-            # the textbook SVT: a new threshold noise for every query (keeps the points for the logic, the noise
-            # scales and the seeds)
-            {"at_most": 5, "code": """
+            # the textbook SVT: a new threshold noise for every query (scored 5/7 before the privacy check that
+            # opens every Exercise 3 cell; no privacy bug earns a point)
+            {"at_most": 0, "code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
                 wrong = 0 if state is None else state[1]
                 rho = rng.laplace(0, 1 / epsilon)
@@ -251,7 +253,7 @@ VARIANTS = {
                 return "PASS", None, (rho, wrong)
             """},
             # comparison noise at scale 1/epsilon instead of c/epsilon
-            """
+            {"at_most": 0, "code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
                 if state is None:
                     state = (rng.laplace(0, 1 / epsilon), 0)
@@ -261,9 +263,9 @@ VARIANTS = {
                 if abs(value - guess) + rng.laplace(0, 1 / epsilon) >= tolerance + rho:
                     return "WRONG", value + rng.laplace(0, c / epsilon), (rho, wrong + 1)
                 return "PASS", None, (rho, wrong)
-            """,
+            """},
             # the estimate is the true value: a privacy bug
-            """
+            {"at_most": 0, "code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
                 if state is None:
                     state = (rng.laplace(0, 1 / epsilon), 0)
@@ -273,10 +275,10 @@ VARIANTS = {
                 if abs(value - guess) + rng.laplace(0, c / epsilon) >= tolerance + rho:
                     return "WRONG", float(value), (rho, wrong + 1)
                 return "PASS", None, (rho, wrong)
-            """,
+            """},
             # the estimate reuses the comparison noise: v = f + gamma (worst-case epsilon 5.50 > 4 on an exact
             # instance)
-            """
+            {"at_most": 0, "code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
                 if state is None:
                     state = (rng.laplace(0, 1 / epsilon), 0)
@@ -287,9 +289,9 @@ VARIANTS = {
                 if abs(value - guess) + gamma >= tolerance + rho:
                     return "WRONG", float(value + gamma), (rho, wrong + 1)
                 return "PASS", None, (rho, wrong)
-            """,
+            """},
             # all three noise scales halved (8 epsilon-DP)
-            """
+            {"at_most": 0, "code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
                 if state is None:
                     state = (rng.laplace(0, 0.5 / epsilon), 0)
@@ -299,9 +301,9 @@ VARIANTS = {
                 if abs(value - guess) + rng.laplace(0, c / (2 * epsilon)) >= tolerance + rho:
                     return "WRONG", float(value + rng.laplace(0, c / (2 * epsilon))), (rho, wrong + 1)
                 return "PASS", None, (rho, wrong)
-            """,
+            """},
             # the estimate's noise at c/(3 epsilon): the budget split in three once more
-            """
+            {"at_most": 0, "code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
                 if state is None:
                     state = (rng.laplace(0, 1 / epsilon), 0)
@@ -311,9 +313,9 @@ VARIANTS = {
                 if abs(value - guess) + rng.laplace(0, c / epsilon) >= tolerance + rho:
                     return "WRONG", float(value + rng.laplace(0, c / (3 * epsilon))), (rho, wrong + 1)
                 return "PASS", None, (rho, wrong)
-            """,
+            """},
             # the threshold noise at 1/(3 epsilon)
-            """
+            {"at_most": 0, "code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
                 if state is None:
                     state = (rng.laplace(0, 1 / (3 * epsilon)), 0)
@@ -323,9 +325,9 @@ VARIANTS = {
                 if abs(value - guess) + rng.laplace(0, c / epsilon) >= tolerance + rho:
                     return "WRONG", float(value + rng.laplace(0, c / epsilon)), (rho, wrong + 1)
                 return "PASS", None, (rho, wrong)
-            """,
+            """},
             # the comparison noise at 2c/epsilon
-            """
+            {"at_most": 0, "code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
                 if state is None:
                     state = (rng.laplace(0, 1 / epsilon), 0)
@@ -335,9 +337,9 @@ VARIANTS = {
                 if abs(value - guess) + rng.laplace(0, 2 * c / epsilon) >= tolerance + rho:
                     return "WRONG", float(value + rng.laplace(0, c / epsilon)), (rho, wrong + 1)
                 return "PASS", None, (rho, wrong)
-            """,
+            """},
             # Dwork-Roth's AboveThreshold scales: threshold Lap(2/epsilon), comparison Lap(4c/epsilon)
-            """
+            {"at_most": 0, "code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
                 if state is None:
                     state = (rng.laplace(0, 2 / epsilon), 0)
@@ -347,7 +349,7 @@ VARIANTS = {
                 if abs(value - guess) + rng.laplace(0, 4 * c / epsilon) >= tolerance + rho:
                     return "WRONG", float(value + rng.laplace(0, c / epsilon)), (rho, wrong + 1)
                 return "PASS", None, (rho, wrong)
-            """,
+            """},
             # trivial: always PASS
             {"code": """
             def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
