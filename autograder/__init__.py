@@ -1,6 +1,6 @@
 """The course kit's tools: release, grading (``dp-course grade``), the self-check, the demo.
 
-Start reading at :mod:`autograder.cli` (the command line) or :mod:`autograder.grading` (a grading run, step by
+Start reading at :mod:`autograder.cli` (the command line) or :mod:`autograder.run.grading` (a grading run, step by
 step, with the module of each step); ``docs/design.md`` has the data flow.
 """
 

@@ -14,16 +14,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import formgrade, isolation, release
-from .checking import check_notebook
-from .course import SOLUTIONS_DIR, assignments, course_folder
-from .deadlines import parse_due
+from .formgrade import formgrade
+from .isolation import isolation
+from .course import release
+from .check.checking import check_notebook
+from .course.course import SOLUTIONS_DIR, assignments, course_folder
+from .intake.deadlines import parse_due
 from .demo import run_demo
-from .feedback_refresh import refresh_feedback
-from .grading import grade
-from .limits import Limits
-from .outputs import refresh
-from .student_copy import make_student_copy
+from .run.feedback_refresh import refresh_feedback
+from .run.grading import grade
+from .course.limits import Limits
+from .run.outputs import refresh
+from .course.student_copy import make_student_copy
 
 __all__ = ["main", "build_parser"]
 
@@ -56,7 +58,7 @@ examples:
 Student code runs in a sandbox (bubblewrap, installed with the course kit): no network, no view of the
 course directory, the solutions or other submissions. Where no sandbox works, grading refuses and says why;
 --no-sandbox runs the submissions anyway, unprotected (the course directory is then kept read-only to them;
-the report says what protection was in place). `python -m autograder.isolation` shows what this machine gives.
+the report says what protection was in place). `python -m autograder.isolation.isolation` shows what this machine gives.
 
 The instructor sources come from --solutions DIR; by default the course repository's solutions/ (when run
 from a checkout) or ./solutions in the current directory.

@@ -11,7 +11,7 @@ process (:func:`measure_setup`) and raises the per-cell limit to at least three 
 on two busy cores the imports alone can take longer than the 10 s default, which would cut the setup cell and
 score every submission zero for the wrong reason.
 
-The helpers that make submissions from a source notebook live in :mod:`autograder.cells`; the tests and the
+The helpers that make submissions from a source notebook live in :mod:`autograder.course.cells`; the tests and the
 benchmark use them and :func:`write_synthetic_assignment` too.
 """
 
@@ -32,11 +32,11 @@ from typing import cast
 import nbformat
 from nbformat.notebooknode import NotebookNode
 
-from .cells import (answer_cells, full_solution, grade_id as cell_grade_id, is_answer_cell, is_instructor_cell,
-                    is_manual_cell, is_test_cell, nbgrader_meta, set_answer, student_version)
-from .course import SOLUTIONS_DIR, assignments as list_assignments, make_course
-from .grading import grade
-from .limits import Limits
+from .course.cells import (answer_cells, full_solution, grade_id as cell_grade_id, is_answer_cell, is_instructor_cell,
+                           is_manual_cell, is_test_cell, nbgrader_meta, set_answer, student_version)
+from .course.course import SOLUTIONS_DIR, assignments as list_assignments, make_course
+from .run.grading import grade
+from .course.limits import Limits
 
 __all__ = ["SYNTHETIC_NAME", "write_synthetic_assignment", "HOSTILE", "make_demo_submissions", "run_demo",
            "measure_setup", "expected_scores", "SETUP_FACTOR", "SETUP_MARGIN"]

@@ -1,12 +1,12 @@
 """nbgrader configuration shared by every command of the course kit.
 
-Loaded by :func:`autograder.course.make_course`, which copies it into each temporary nbgrader course
+Loaded by :func:`autograder.course.course.make_course`, which copies it into each temporary nbgrader course
 directory it builds, so ``generate_assignment`` (the release), ``autograde`` (grading) and the student
 self-check all run with exactly these settings.
 """
 
-from autograder.offline_maths import feedback_exporter_config
-from autograder.settings import FEEDBACK_STEPS
+from autograder.course.offline_maths import feedback_exporter_config
+from autograder.course.settings import FEEDBACK_STEPS
 
 c = get_config()  # noqa: F821 - provided by traitlets when nbgrader loads this file
 
@@ -38,9 +38,9 @@ c.Execute.timeout = 60
 c.Execute.interrupt_on_timeout = True
 # nbgrader's default autograde steps, with its Execute replaced by one that does not emulate the Output
 # widget: that emulation stalls widget cells for a whole cell timeout now and then
-# (autograder/preprocessors/headless.py).
+# (autograder/isolation/headless.py).
 c.Autograde.autograde_preprocessors = [
-    "autograder.preprocessors.headless.Execute",
+    "autograder.isolation.headless.Execute",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -58,7 +58,7 @@ c.IncludeHeaderFooter.header = "header.ipynb"
 # default steps (GetGrades, CSSHTMLHeaderPreprocessor) with the hidden tests stripped, the outputs of hidden tests
 # (and of the student's cells after them) withheld, every output reduced to text and checked images, the answers
 # still to be marked by hand said so, and MathJax loaded from a copy beside the pages instead of a CDN.  The grader
-# uses the same list: autograder.settings.FEEDBACK_STEPS, the one definition.
+# uses the same list: autograder.course.settings.FEEDBACK_STEPS, the one definition.
 c.GenerateFeedback.preprocessors = list(FEEDBACK_STEPS)
 for _key, _value in feedback_exporter_config().items():
     setattr(c.HTMLExporter, _key, _value)

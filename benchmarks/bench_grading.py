@@ -12,7 +12,7 @@ Side by side in one run, on the same submissions:
 1. **plain nbgrader**: a course directory from ``make_course``, the submissions in
    ``submitted/<student>/<lecture>/``, then ``nbgrader autograde <lecture>`` for each lecture, one after
    the other (nbgrader's own sequential loop, its own unsandboxed kernels, no feedback).
-2. **this tool** with 1, 2, ... workers: ``autograder.grading.grade(force=True)``: intake, sandboxed
+2. **this tool** with 1, 2, ... workers: ``autograder.run.grading.grade(force=True)``: intake, sandboxed
    execution with the guard, merge, feedback with hidden tests stripped, grades.csv and the report -- all of
    it inside the timing; the course directory (``generate_assignment``) is built beforehand, untimed, as
    for plain nbgrader.
@@ -46,10 +46,10 @@ sys.executable = os.path.abspath(sys.executable)  # `PATH=.venv/bin:...` makes i
 
 import nbformat  # noqa: E402
 
-from autograder import cells, course  # noqa: E402
-from autograder.grading import grade  # noqa: E402
-from autograder.isolation import probe  # noqa: E402
-from autograder.limits import Limits  # noqa: E402
+from autograder.course import cells, course  # noqa: E402
+from autograder.run.grading import grade  # noqa: E402
+from autograder.isolation.isolation import probe  # noqa: E402
+from autograder.course.limits import Limits  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -283,7 +283,7 @@ def render(r: dict) -> str:
         "Plain nbgrader runs `nbgrader autograde <lecture>` per lecture, sequentially, unsandboxed, without "
         "feedback, with the course's `nbgrader_config.py` (nbgrader's own steps; its Execute only skips "
         "nbclient's Output-widget emulation, which stalls widget cells for a full cell timeout now and then "
-        "on busy cores: `autograder/preprocessors/headless.py`, jupyter/nbclient#312).  `dp-course grade --force` "
+        "on busy cores: `autograder/isolation/headless.py`, jupyter/nbclient#312).  `dp-course grade --force` "
         "is timed end to end except the course set-up (built beforehand "
         "for both): intake, sandboxed execution with the monkeypatch guard, merge into one gradebook, feedback "
         "(HTML, hidden tests stripped), grades.csv and the report.",
@@ -324,8 +324,8 @@ def render(r: dict) -> str:
             "",
             "Generating a student's page must cost at most 15 % of grading the notebook.  Each worker renders the "
             "pages of the submission it has just graded, with nbgrader's feedback exporter built once per worker "
-            "(`autograder/feedback_render.py`); the grader's main process checks each page for hidden-test lines "
-            "and publishes it.  Two measures, side by side on the same submissions: *in the workers*, the time "
+            "(`autograder/feedback/feedback_render.py`); the grader's main process checks each page for "
+            "hidden-test lines and publishes it.  Two measures, side by side on the same submissions: *in the workers*, the time "
             "spent rendering pages against the time in nbgrader's `autograde`, summed over the jobs of the runs "
             "with feedback (each page timed next to its own grading, under the same load: the measure of the "
             "target); and the *wall time* of the whole run with and without `--no-feedback` (which also holds "

@@ -48,7 +48,7 @@ from jupyter_core.utils import run_sync  # noqa: E402
 from nbgrader.utils import determine_grade  # noqa: E402
 
 import _notebooks as nbs  # noqa: E402
-from autograder.preprocessors import headless  # noqa: E402
+from autograder.isolation import headless  # noqa: E402
 from autograder.trusted import runner  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"

@@ -38,10 +38,10 @@ sys.executable = os.path.abspath(sys.executable)  # `PATH=.venv/bin:...` makes i
 
 from bench_grading import busy_seconds, make_class  # noqa: E402
 
-from autograder import course  # noqa: E402
-from autograder.grading import grade  # noqa: E402
-from autograder.isolation import probe  # noqa: E402
-from autograder.limits import Limits  # noqa: E402
+from autograder.course import course  # noqa: E402
+from autograder.run.grading import grade  # noqa: E402
+from autograder.isolation.isolation import probe  # noqa: E402
+from autograder.course.limits import Limits  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 TARGET = 0.85

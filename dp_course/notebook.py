@@ -27,7 +27,7 @@ full traceback.
 How: the shell's traceback formatter (``get_ipython().InteractiveTB``) gets an instance attribute
 ``structured_traceback`` that shortens these two cases and hands everything else to the original method.
 Not ``set_custom_exc``: that replaces ``shell.CustomTB``, a method bound on the shell, which the grader's test
-guard (``autograder/kernel_guard.py``) restores after every instructor cell and reports as tampering; and in
+guard (``autograder/guard/kernel_guard.py``) restores after every instructor cell and reports as tampering; and in
 the grader's trusted kernel a custom handler of the grader's own already shows every failure as one line
 (``autograder/trusted/session.py``), which this formatter never overrides (IPython calls a custom handler
 before the formatter).

@@ -52,8 +52,8 @@ try:  # POSIX; elsewhere each xdist worker builds its own round trip
 except ImportError:  # pragma: no cover
     fcntl = None
 
-from autograder import course, release
-from autograder.cells import strip_ansi, strip_solution_markers
+from autograder.course import course, release
+from autograder.course.cells import strip_ansi, strip_solution_markers
 
 SOLUTIONS = course.SOLUTIONS_DIR
 NOTEBOOKS = course.NOTEBOOKS_DIR

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from adversarial import hostile
-from autograder import isolation
+from autograder.isolation import isolation
 
 matplotlib.use("Agg")
 
@@ -65,7 +65,7 @@ def sandbox_info() -> isolation.SandboxInfo:
 @pytest.fixture(scope="session")
 def grading_sandbox() -> str:
     """The ``sandbox_mode`` for grading tests: ``"bwrap"`` where the sandbox works, else ``"none"`` where grading
-    without it is allowed (:func:`autograder.isolation.grading_refusal`), else a visible skip."""
+    without it is allowed (:func:`autograder.isolation.isolation.grading_refusal`), else a visible skip."""
     if isolation.probe("auto").isolated:
         return "bwrap"
     refusal = isolation.grading_refusal(isolation.probe("none"), "none")

@@ -31,7 +31,9 @@ import psutil
 import pytest
 
 from adversarial import hostile
-from autograder import bwrap, course, demo, isolation, protect, sandbox
+from autograder.isolation import bwrap, isolation, protect, sandbox
+from autograder.course import course
+from autograder import demo
 
 pytestmark = pytest.mark.xdist_group("any_user")
 NAME = demo.SYNTHETIC_NAME

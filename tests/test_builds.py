@@ -20,7 +20,7 @@ import nbformat
 import pytest
 
 from autograder.demo import SYNTHETIC_NAME, write_synthetic_assignment
-from autograder.student_copy import make_student_copy
+from autograder.course.student_copy import make_student_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 LITE_PY = ROOT / ".venv-lite" / "bin" / "python"

@@ -1,4 +1,4 @@
-"""Student self-check (autograder.checking): the grader's execution and visible tests, never the hidden ones.
+"""Student self-check (autograder.check.checking): the grader's execution and visible tests, never the hidden ones.
 
 The check course is built from the *released* notebooks only; a notebook that games the visible tests passes
 the check although it would fail the hidden tests when graded -- which is how we know the hidden tests are not
@@ -16,11 +16,14 @@ import nbformat
 import pytest
 
 from adversarial import hostile
-from autograder import cells, checking, cli, demo, sandbox
-from autograder.checking import check_notebook, find_assignment
-from autograder.events import EventKind
-from autograder.plaintext import markdown_to_text
-from autograder.limits import Limits
+from autograder.course import cells
+from autograder.check import checking
+from autograder import cli, demo
+from autograder.isolation import sandbox
+from autograder.check.checking import check_notebook, find_assignment
+from autograder.intake.events import EventKind
+from autograder.check.plaintext import markdown_to_text
+from autograder.course.limits import Limits
 
 pytestmark = pytest.mark.xdist_group("check")  # shares module fixtures: one xdist worker
 NAME = demo.SYNTHETIC_NAME

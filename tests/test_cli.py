@@ -12,7 +12,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import cli, course, demo, isolation
+from autograder import cli, demo
+from autograder.course import course
+from autograder.isolation import isolation
 
 pytestmark = pytest.mark.xdist_group("cli")  # shares module fixtures: one xdist worker
 NAME = demo.SYNTHETIC_NAME
@@ -226,7 +228,7 @@ def test_input_errors_come_before_any_set_up(case, message, tmp_path, capsys, mo
         raise AssertionError("set-up work started before the input was checked")
 
     monkeypatch.setattr(isolation, "probe", too_far)
-    monkeypatch.setattr("autograder.grading.prepare_course", too_far)  # the course set-up (migration)
+    monkeypatch.setattr("autograder.run.grading.prepare_course", too_far)  # the course set-up (migration)
     t0 = time.monotonic()
     try:
         rc = cli.main(["grade", *args, "--solutions", str(sols), "-o", str(tmp_path / "out"), "--no-progress"])

@@ -1,8 +1,9 @@
 """The feedback leak detector tells a hidden test's text from the student's own answer cells (issue 26).
 
 An instructor's solution line (``var_a = ...``) may also occur in a hidden test; a student who wrote the same line
-sees it in their own answer cell, which is not a leak.  :func:`autograder.feedback.leaked_hidden_lines` with the
-student's own text (:func:`autograder.feedback.own_text`) flags a hidden line only when the page shows it more
+sees it in their own answer cell, which is not a leak.  :func:`autograder.feedback.feedback.leaked_hidden_lines` with
+the
+student's own text (:func:`autograder.feedback.feedback.own_text`) flags a hidden line only when the page shows it more
 often than the student's own cells do.
 
 * Fixture pages (no kernel): the student's own line is not flagged; the same line also in an output, a test
@@ -31,8 +32,9 @@ from playwright.sync_api import sync_playwright
 from sqlalchemy.exc import SAWarning
 
 import _notebooks as nbs
-from autograder import cells, course, feedback
-from autograder.settings import course_config
+from autograder.course import cells, course
+from autograder.feedback import feedback
+from autograder.course.settings import course_config
 
 pytestmark = pytest.mark.xdist_group("nbgrader-leaks")
 

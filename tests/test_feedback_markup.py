@@ -19,12 +19,12 @@ from nbconvert.filters import markdown2html
 from nbformat.notebooknode import NotebookNode
 from traitlets.config import Config
 
-from autograder.offline_maths import CLEAN_HTML
-from autograder.preprocessors.safe_markup import SafeMarkup, clean_html
-from autograder.preprocessors.withhold_hidden_outputs import (HIDDEN_FAILED, HIDDEN_PASSED, LATER_WITHHELD,
-                                                              WithholdHiddenOutputs)
-from autograder.settings import FEEDBACK_STEPS, course_config
-from autograder.templating import md_code, md_escape
+from autograder.course.offline_maths import CLEAN_HTML
+from autograder.feedback.safe_markup import SafeMarkup, clean_html
+from autograder.feedback.withhold_hidden_outputs import (HIDDEN_FAILED, HIDDEN_PASSED, LATER_WITHHELD,
+                                                         WithholdHiddenOutputs)
+from autograder.course.settings import FEEDBACK_STEPS, course_config
+from autograder.course.templating import md_code, md_escape
 
 HIDDEN = "### BEGIN HIDDEN TESTS\nassert f(3.0) == 12.0, f'expected {12.0}'\n### END HIDDEN TESTS"
 LEAK = "ValueError: ARGS(3.0, 0.25) KDMuMCwgMC4yNSk="
@@ -179,9 +179,9 @@ def test_the_feedback_steps_withhold_and_sanitise(tmp_path: Path) -> None:
         (Path(__file__).resolve().parents[1] / "autograder" / "nbgrader_config.py").read_text())
     config = course_config(tmp_path)
     assert config.GenerateFeedback.preprocessors == FEEDBACK_STEPS
-    assert FEEDBACK_STEPS.index("autograder.preprocessors.withhold_hidden_outputs.WithholdHiddenOutputs") > \
-        FEEDBACK_STEPS.index("autograder.preprocessors.strip_hidden_tests.StripHiddenTests")
-    assert "autograder.preprocessors.safe_markup.SafeMarkup" in FEEDBACK_STEPS
+    assert FEEDBACK_STEPS.index("autograder.feedback.withhold_hidden_outputs.WithholdHiddenOutputs") > \
+        FEEDBACK_STEPS.index("autograder.feedback.strip_hidden_tests.StripHiddenTests")
+    assert "autograder.feedback.safe_markup.SafeMarkup" in FEEDBACK_STEPS
     assert config.HTMLExporter.sanitize_html is True
     assert config.HTMLExporter.filters == {"clean_html": CLEAN_HTML}
 

@@ -12,7 +12,7 @@ A toy class (alice: full solution; carol: a wrong Exercise 2) is graded once; th
   makes (``NbGraderAPI.generate_feedback`` with the course's configuration, as nbgrader's
   ``server_extensions/formgrader/apihandlers.py`` does), strip the hidden tests too;
 * a regenerated page that would still show a hidden line becomes the score-only summary, flagged in the report;
-* one :class:`~autograder.feedback_render.FeedbackRenderer` (the worker's, built once) writes, submission after
+* one :class:`~autograder.feedback.feedback_render.FeedbackRenderer` (the worker's, built once) writes, submission after
   submission, byte for byte the pages nbgrader's ``generate_feedback`` writes, with one exporter for all.
 """
 
@@ -34,16 +34,18 @@ from nbgrader.coursedir import CourseDirectory
 from traitlets.config.loader import PyFileConfigLoader
 
 from adversarial import hostile
-from autograder import cells, cli, course, demo, feedback
-from autograder.feedback_refresh import INDEX, refresh_feedback
-from autograder.feedback_render import FeedbackRenderer
-from autograder.grading import grade
-from autograder.limits import Limits
-from autograder.offline_maths import MATHJAX_CONFIG
-from autograder.preprocessors.pending_hand_grading import PENDING_NOTE
-from autograder.preprocessors.withhold_hidden_outputs import HIDDEN_FAILED
-from autograder.results import GradeRun
-from autograder.settings import FEEDBACK_STEPS, course_config
+from autograder.course import cells, course
+from autograder import cli, demo
+from autograder.feedback import feedback
+from autograder.run.feedback_refresh import INDEX, refresh_feedback
+from autograder.feedback.feedback_render import FeedbackRenderer
+from autograder.run.grading import grade
+from autograder.course.limits import Limits
+from autograder.course.offline_maths import MATHJAX_CONFIG
+from autograder.feedback.pending_hand_grading import PENDING_NOTE
+from autograder.feedback.withhold_hidden_outputs import HIDDEN_FAILED
+from autograder.run.results import GradeRun
+from autograder.course.settings import FEEDBACK_STEPS, course_config
 
 pytestmark = pytest.mark.xdist_group("grading-feedback")  # shares module fixtures: one xdist worker
 NAME = demo.SYNTHETIC_NAME

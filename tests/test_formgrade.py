@@ -22,9 +22,12 @@ import pytest
 from nbgrader.server_extensions.formgrader import handlers as nbgrader_handlers
 from traitlets.config import Config
 
-from autograder import cells, cli, demo, formgrade, formgrade_server
-from autograder.course import REPO_ROOT, SOLUTIONS_DIR, autograde, make_course, nbgrader, submit
-from autograder.mark_scheme import METADATA_KEY, MarkSchemeExporter, exporter_config, mark_schemes, split_mark_scheme
+from autograder.course import cells
+from autograder import cli, demo
+from autograder.formgrade import formgrade, formgrade_server
+from autograder.course.course import REPO_ROOT, SOLUTIONS_DIR, autograde, make_course, nbgrader, submit
+from autograder.formgrade.mark_scheme import (METADATA_KEY, MarkSchemeExporter, exporter_config, mark_schemes,
+                                              split_mark_scheme)
 
 pytestmark = pytest.mark.xdist_group("formgrade")  # one module fixture builds a course: one xdist worker
 
@@ -110,7 +113,8 @@ def test_grading_course_refuses_what_is_not_a_grading_run(tmp_path, make, messag
 
 
 def test_grading_course_refuses_a_sealed_course(tmp_path):
-    """A course sealed by a grading run (write bits removed: autograder.protect) is being graded: no second writer."""
+    """A course sealed by a grading run (write bits removed: autograder.isolation.protect) is being graded: no second
+    writer."""
     out = _fake_run(tmp_path / "grading")
     db = out / "course" / "gradebook.db"
     db.chmod(stat.S_IMODE(db.stat().st_mode) & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
@@ -183,10 +187,10 @@ def test_lab_command_checks_the_port(tmp_path, port):
 def test_session_configuration_switches_the_formgrader_to_the_kit():
     config = (formgrade.CONFIG_DIR / "jupyter_server_config.json").read_text()
     assert '"nbgrader.server_extensions.formgrader": false' in config
-    assert '"autograder.formgrade_server": true' in config
+    assert '"autograder.formgrade.formgrade_server": true' in config
     instructor = (REPO_ROOT / "jupyter_config" / "instructor" / "jupyter_server_config.json").read_text()
     assert '"nbgrader.server_extensions.formgrader": false' in instructor
-    assert '"autograder.formgrade_server": true' in instructor
+    assert '"autograder.formgrade.formgrade_server": true' in instructor
 
 
 def test_session_nbgrader_configuration(tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""Grading a class, end to end (autograder.grading): parallel autograde, merge, feedback, report, re-runs.
+"""Grading a class, end to end (autograder.run.grading): parallel autograde, merge, feedback, report, re-runs.
 
 Built on the toy assignment (``autograder.demo.write_synthetic_assignment``): exercise 1 (two test cells,
 1 point each), exercise 2 (2 points), exercise 3 (1 point), all with hidden tests, and a hand-graded answer.
@@ -25,14 +25,17 @@ from nbgrader.api import Gradebook
 from traitlets.config.loader import PyFileConfigLoader
 
 from adversarial import hostile
-from autograder import cells, course, demo, feedback, isolation
-from autograder.diagnostics import last_error
-from autograder.events import Severity
-from autograder.grading import grade
-from autograder.limits import Limits
-from autograder.preprocessors.strip_hidden_tests import StripHiddenTests
-from autograder.preprocessors.withhold_hidden_outputs import HIDDEN_FAILED
-from autograder.results import GradeRun, SubmissionResult
+from autograder.course import cells, course
+from autograder import demo
+from autograder.feedback import feedback
+from autograder.isolation import isolation
+from autograder.execute.diagnostics import last_error
+from autograder.intake.events import Severity
+from autograder.run.grading import grade
+from autograder.course.limits import Limits
+from autograder.feedback.strip_hidden_tests import StripHiddenTests
+from autograder.feedback.withhold_hidden_outputs import HIDDEN_FAILED
+from autograder.run.results import GradeRun, SubmissionResult
 
 pytestmark = pytest.mark.xdist_group("grading")  # shares module fixtures: one xdist worker
 NAME = demo.SYNTHETIC_NAME

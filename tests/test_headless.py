@@ -1,9 +1,9 @@
-"""Widget cells run headless without stalls (autograder.preprocessors.headless; jupyter/nbclient#312).
+"""Widget cells run headless without stalls (autograder.isolation.headless; jupyter/nbclient#312).
 
 With nbclient's Output-widget emulation, a cell that prints or plots inside an ``interact`` widget now and
 then waits for its whole cell timeout although the kernel has long answered.  It needs busy cores: 60 such
 cells took 13 s on an idle machine either way, but 93 s with stock nbclient and 13 s with
-``autograder.preprocessors.headless`` while two other processes kept both cores busy (timeout 20 s; measured
+``autograder.isolation.headless`` while two other processes kept both cores busy (timeout 20 s; measured
 2026-11-26) -- as they are while the test suite runs.  Without the emulation no cell ever waits: the test
 fails only if a cell hits its 30 s limit (one stall alone makes the run longer than the 30 s allowed),
 which cells of 0.1-0.3 s do not do.
@@ -15,9 +15,9 @@ import time
 
 import nbformat
 
-from autograder.course import CONFIG_FILE
-from autograder.preprocessors import headless
-from autograder.preprocessors.safe_execute import SafeExecute
+from autograder.course.course import CONFIG_FILE
+from autograder.isolation import headless
+from autograder.execute.safe_execute import SafeExecute
 
 N_CELLS = 30
 SETUP = "import ipywidgets as widgets\n%matplotlib inline\nimport matplotlib.pyplot as plt"
@@ -46,7 +46,7 @@ def test_widget_cells_never_wait_for_the_timeout(tmp_path):
 
 def test_every_executor_of_the_kit_is_headless():
     assert issubclass(SafeExecute, headless.NoOutputWidget)
-    assert "autograder.preprocessors.headless.Execute" in CONFIG_FILE.read_text()
+    assert "autograder.isolation.headless.Execute" in CONFIG_FILE.read_text()
     client = headless.NotebookClient(nbformat.v4.new_notebook())
     assert client.on_comm_open_jupyter_widget({"content": {"data": {"state": {
         "_model_module": "@jupyter-widgets/output", "_model_name": "OutputModel"}}, "comm_id": "x"}}) is None

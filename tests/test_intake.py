@@ -1,4 +1,5 @@
-"""Intake (autograder.intake, autograder.review): layouts, names, zips, duplicates, broken files -- no grading.
+"""Intake (autograder.intake.intake, autograder.intake.review): layouts, names, zips, duplicates, broken files -- no
+grading.
 
 Built on the toy assignment (``autograder.demo.write_synthetic_assignment``).
 """
@@ -21,13 +22,15 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from adversarial import hostile
-from autograder import cells, demo, disk_watch, isolation
-from autograder.events import EventKind
-from autograder.kernels import KernelSandbox
-from autograder.intake import MAX_MEMBERS, collect_submissions, notebook_names, student_from_prefix
-from autograder.limits import Limits
-from autograder.review import changed_test_cells, suspicious_lines
-from autograder.untrusted_files import SymlinkFound, UnreadableFile, read_no_follow
+from autograder.course import cells
+from autograder import demo
+from autograder.isolation import disk_watch, isolation
+from autograder.intake.events import EventKind
+from autograder.isolation.kernels import KernelSandbox
+from autograder.intake.intake import MAX_MEMBERS, collect_submissions, notebook_names, student_from_prefix
+from autograder.course.limits import Limits
+from autograder.intake.review import changed_test_cells, suspicious_lines
+from autograder.intake.untrusted_files import SymlinkFound, UnreadableFile, read_no_follow
 
 NAME = demo.SYNTHETIC_NAME
 

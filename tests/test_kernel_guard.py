@@ -1,7 +1,7 @@
-"""The test guard (autograder.kernel_guard), in-process against an IPython shell: one case per surface.
+"""The test guard (autograder.guard.kernel_guard), in-process against an IPython shell: one case per surface.
 
 The guard is a standard-library module that the grader sends to each kernel with its judge of event callbacks
-(autograder.library_code); here both are imported and the guard installed on ``InteractiveShell.instance()``,
+(autograder.guard.library_code); here both are imported and the guard installed on ``InteractiveShell.instance()``,
 and "student" code runs through ``shell.run_cell`` as in a kernel.  Each test damages one surface and checks
 that :meth:`Guard.before` / :meth:`Guard.after` report it and put the genuine object back.  The fixture undoes
 whatever a failing test left (and unlocks ``math``/``numpy``), so the rest of the test process is not affected.
@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from autograder import kernel_guard, library_code
-from autograder.preprocessors.safe_execute import guard_install_code
+from autograder.guard import kernel_guard, library_code
+from autograder.execute.safe_execute import guard_install_code
 from autograder.trusted import runner
 
 pytestmark = pytest.mark.xdist_group("kernel_guard")

@@ -257,10 +257,10 @@ def test_public_functions_are_annotated(path: Path) -> None:
 # --------------------------------------------------------------------------------------------------------
 
 GRADER = ROOT / "autograder"
-ORCHESTRATION = "autograder/grading.py"
+ORCHESTRATION = "autograder/run/grading.py"
 ORCHESTRATION_LINES = 350
-STANDALONE = ["autograder.kernel_guard", "autograder.library_code", "autograder.launch_inside",
-              "autograder.probe_inside"]
+STANDALONE = ["autograder.guard.kernel_guard", "autograder.guard.library_code", "autograder.isolation.launch_inside",
+              "autograder.isolation.probe_inside"]
 """Modules sent to another interpreter (the kernel, or ``python -I -S`` in the sandbox) and run from their text."""
 
 

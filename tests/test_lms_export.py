@@ -1,5 +1,5 @@
 """LMS downloads: the LMS's own ids kept from the file names, due dates and lateness, duplicates resolved
-newest-first with the copy suffix as the tie-break, and the LMS-ready export (autograder.lms, .deadlines,
+newest-first with the copy suffix as the tie-break, and the LMS-ready export (autograder.intake.lms, .deadlines,
 .intake, .lms_export, .standings); ends with one real grading run of a Moodle zip of the toy assignment."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder import cli, demo
-from autograder.deadlines import due_dates, parse_due, store_due_dates, to_utc
-from autograder.events import EventKind
-from autograder.intake import collect_submissions
-from autograder.lms import LmsInfo, copy_number, lms_info
-from autograder.lms_export import write_lms_exports
-from autograder.standings import Standing, record_students
+from autograder.intake.deadlines import due_dates, parse_due, store_due_dates, to_utc
+from autograder.intake.events import EventKind
+from autograder.intake.intake import collect_submissions
+from autograder.intake.lms import LmsInfo, copy_number, lms_info
+from autograder.run.lms_export import write_lms_exports
+from autograder.run.standings import Standing, record_students
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's add_submission
 

@@ -29,13 +29,15 @@ import pytest
 from nbgrader.api import Gradebook
 
 from adversarial import hostile
-from autograder import cells, cli, demo, migration
-from autograder.course import subprocess_env
-from autograder.events import EventKind
-from autograder.grading import grade
-from autograder.limits import Limits
-from autograder.results import GradeRun
-from autograder.state import GradingState, assignment_fingerprint
+from autograder.course import cells
+from autograder import cli, demo
+from autograder.run import migration
+from autograder.course.course import subprocess_env
+from autograder.intake.events import EventKind
+from autograder.run.grading import grade
+from autograder.course.limits import Limits
+from autograder.run.results import GradeRun
+from autograder.run.state import GradingState, assignment_fingerprint
 
 pytestmark = pytest.mark.xdist_group("grading-migration")  # shares module fixtures: one xdist worker
 TOY = demo.SYNTHETIC_NAME
@@ -369,7 +371,7 @@ def test_a_worker_killed_mid_job_leaves_the_submission_to_the_next_run(base: Bas
         while killed is None and time.monotonic() < deadline and proc.poll() is None:
             for child in psutil.Process(proc.pid).children():
                 with contextlib.suppress(psutil.Error):
-                    if "autograder.worker" in child.cmdline() and child.children():  # its kernel runs: mid-job
+                    if "autograder.run.worker" in child.cmdline() and child.children():  # its kernel runs: mid-job
                         child.send_signal(signal.SIGKILL)
                         killed = child.pid
             time.sleep(0.1)
@@ -392,7 +394,7 @@ def test_an_older_copy_of_the_kit_config_is_backed_up_and_replaced(tmp_path: Pat
     paths: the next run replaces it with the kit's (the old one kept in backups/), an up-to-date copy is left alone."""
     course = tmp_path / "course"
     course.mkdir()
-    old = "from autograder.offline_maths import feedback_exporter_config  # the layout before the restructure\n"
+    old = "from autograder.course.offline_maths import feedback_exporter_config  # the layout before the restructure\n"
     (course / "nbgrader_config.py").write_text(old)
     backup = migration.refresh_config(course)
     assert backup is not None and backup.parent == course / "backups" and backup.read_text() == old

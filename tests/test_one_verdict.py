@@ -12,9 +12,9 @@ through the student's three ways of seeing a verdict:
     its verdicts (``_notebooks.RoundTrip.verdicts``) instead of running every submission a second time: the
     round trip is built once per session and shared (the solution is its ``built_solution`` student, the
     submission below);
-(b) **dp-course check** (:func:`autograder.checking.check_notebook`): the trusted kernel, sandboxed student
+(b) **dp-course check** (:func:`autograder.check.checking.check_notebook`): the trusted kernel, sandboxed student
     kernel, proxies and codec of grading;
-(c) **dp-course grade** (:func:`autograder.grading.grade`), all the lecture's submissions in one run
+(c) **dp-course grade** (:func:`autograder.run.grading.grade`), all the lecture's submissions in one run
     (two workers), the score of each test cell.
 
 All three run the *full* test cells (hidden tests included): Run All on the notebook with the hidden tests
@@ -45,9 +45,9 @@ import nbformat
 import pytest
 
 import _notebooks as nbs
-from autograder.checking import check_notebook
-from autograder.grading import grade
-from autograder.limits import Limits
+from autograder.check.checking import check_notebook
+from autograder.run.grading import grade
+from autograder.course.limits import Limits
 
 DEFAULT_LECTURES = ["02_privacy_loss", "03_simulation_lemma", "06_dp_sgd"]
 LIMITS = Limits()

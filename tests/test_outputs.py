@@ -1,5 +1,5 @@
 """grades.csv, the LMS export, the report and the console table: all read from the gradebook, always in agreement
-(autograder.outputs, autograder.standings), also after hand marks given later (``dp-course report``).
+(autograder.run.outputs, autograder.run.standings), also after hand marks given later (``dp-course report``).
 
 The gradebooks here are built with nbgrader's API (as nbgrader's own autograde and Formgrader write them), so no
 notebook runs: the whole file takes a few seconds.
@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder import cli, outputs
-from autograder.events import Event, EventKind
-from autograder.results import SubmissionResult
-from autograder.standings import read_standings
+from autograder import cli
+from autograder.run import outputs
+from autograder.intake.events import Event, EventKind
+from autograder.run.results import SubmissionResult
+from autograder.run.standings import read_standings
 
 pytestmark = pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")  # nbgrader's add_submission
 

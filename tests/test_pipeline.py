@@ -8,7 +8,7 @@ What is guaranteed, for every ``solutions/<name>/<name>.ipynb``:
   setup cell imports the library;
 * the solution notebook executes top to bottom without an error within ``TIME_BUDGET_SECONDS`` of CPU time
   (nbclient), and its test cells write nothing to stderr (nbgrader would score that as a failure);
-* ``notebooks/`` is byte for byte what ``python -m autograder.release`` generates; the release opens with the
+* ``notebooks/`` is byte for byte what ``python -m autograder.course.release`` generates; the release opens with the
   "how to use this notebook" cell and hides solutions, hidden tests and mark schemes;
 * round trip through real ``nbgrader autograde``: the solution notebook as a student gets full marks on every
   autograded cell (written answers are flagged for manual grading), the untouched student notebook gets zero
@@ -34,11 +34,11 @@ import nbformat
 import pytest
 from nbclient.exceptions import CellExecutionError
 
-from autograder.preprocessors.headless import NotebookClient
+from autograder.isolation.headless import NotebookClient
 
 import _notebooks as nbs
-from autograder import course, release
-from autograder.cells import strip_ansi
+from autograder.course import course, release
+from autograder.course.cells import strip_ansi
 
 LECTURES = nbs.lectures()
 EXERCISE_HEADING = re.compile(r"^## Exercise (\d+) \((\d+(?:\.\d+)?) points?\)", re.MULTILINE)

@@ -1,8 +1,9 @@
 """The grader's preprocessors and pages on tiny fixture notebooks, without a kernel (as nbgrader's own tests).
 
-autograder.preprocessors (hidden-test stripping, metadata clean-up), autograder.feedback (leak check, the
-summary page), autograder.report (the instructor's pages), autograder.settings (the grading configuration),
-autograder.events and autograder.cells; autograder.preprocessors.safe_execute's cell loop with the kernel
+the kit's nbgrader preprocessors (hidden-test stripping, metadata clean-up), autograder.feedback.feedback (leak check,
+the
+summary page), autograder.run.report (the instructor's pages), autograder.course.settings (the grading configuration),
+autograder.intake.events and autograder.course.cells; autograder.execute.safe_execute's cell loop with the kernel
 replaced by a script (the kernel itself: test_grading.py and the adversarial suite).
 """
 
@@ -23,17 +24,17 @@ from nbclient.exceptions import DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from traitlets.config import Config
 
-from autograder import cells, course
-from autograder.events import Event, EventKind, Severity
-from autograder.feedback import fallback_feedback, leaked_hidden_lines
-from autograder.limits import Limits
-from autograder.preprocessors.drop_empty_metadata import DropEmptyNbgraderMetadata
-from autograder.preprocessors.safe_execute import GUARD_SOURCE, LIBRARY_CODE_SOURCE, SafeExecute, guard_install_code
-from autograder.preprocessors.strip_hidden_tests import StripHiddenTests
-from autograder.report import write_report
-from autograder.results import GradeRun, SubmissionResult
-from autograder.settings import (GRADING_CONFIG, SAFE_EXECUTE, GradingSettings, course_config, grading_config,
-                                 write_grading_config)
+from autograder.course import cells, course
+from autograder.intake.events import Event, EventKind, Severity
+from autograder.feedback.feedback import fallback_feedback, leaked_hidden_lines
+from autograder.course.limits import Limits
+from autograder.execute.drop_empty_metadata import DropEmptyNbgraderMetadata
+from autograder.execute.safe_execute import GUARD_SOURCE, LIBRARY_CODE_SOURCE, SafeExecute, guard_install_code
+from autograder.feedback.strip_hidden_tests import StripHiddenTests
+from autograder.run.report import write_report
+from autograder.run.results import GradeRun, SubmissionResult
+from autograder.course.settings import (GRADING_CONFIG, SAFE_EXECUTE, GradingSettings, course_config, grading_config,
+                                        write_grading_config)
 
 SECRET = 'assert np.isclose(f(3.0), 12.0), "hidden HIDDEN-TOKEN"'
 
@@ -209,7 +210,7 @@ def test_grading_config_swaps_in_the_safe_executor(tmp_path: Path) -> None:
 def test_grading_config_refuses_an_unknown_execution_step(tmp_path: Path) -> None:
     config = Config()
     config.Autograde.autograde_preprocessors = ["nbgrader.preprocessors.Execute"]
-    with pytest.raises(ValueError, match="must start with 'autograder.preprocessors.headless.Execute'"):
+    with pytest.raises(ValueError, match="must start with 'autograder.isolation.headless.Execute'"):
         grading_config(GradingSettings(), config, events_dir=tmp_path, mpl_cache=None)
 
 
@@ -233,8 +234,8 @@ def test_settings_fingerprint_is_what_the_state_hashed_before() -> None:
 
 def test_the_guard_is_sent_from_its_file() -> None:
     code = guard_install_code("_dpc_guard_x")
-    assert Path(cells.__file__).with_name("kernel_guard.py").read_text() == GUARD_SOURCE
-    assert Path(cells.__file__).with_name("library_code.py").read_text() == LIBRARY_CODE_SOURCE
+    assert (Path(cells.__file__).parent.parent / "guard" / "kernel_guard.py").read_text() == GUARD_SOURCE
+    assert (Path(cells.__file__).parent.parent / "guard" / "library_code.py").read_text() == LIBRARY_CODE_SOURCE
     assert repr(GUARD_SOURCE) in code and repr(LIBRARY_CODE_SOURCE) in code
     assert "make_guard(get_ipython(), judge.library_callback)" in code
     assert code.rstrip().endswith("del _dpc_install_guard")

@@ -16,12 +16,12 @@ import pytest
 from nbformat.notebooknode import NotebookNode
 
 from adversarial import hostile
-from autograder import cells, kernel_guard
-from autograder.events import EventKind
-from autograder.preprocessors import rebuild_structure
-from autograder.preprocessors.rebuild_structure import (EVENTS_KEY, RebuildStructure, rebuild, setup_index,
-                                                         take_events)
-from autograder.settings import course_config
+from autograder.course import cells
+from autograder.guard import kernel_guard
+from autograder.intake.events import EventKind
+from autograder.intake import rebuild_structure
+from autograder.intake.rebuild_structure import EVENTS_KEY, RebuildStructure, rebuild, setup_index, take_events
+from autograder.course.settings import course_config
 from autograder.trusted import names, proxy, runner
 
 

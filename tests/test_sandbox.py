@@ -1,4 +1,5 @@
-"""The kernel sandbox (autograder.bwrap, autograder.sandbox, autograder.isolation): what a kernel can and cannot do.
+"""The kernel sandbox (autograder.isolation.bwrap, autograder.isolation.sandbox, autograder.isolation.isolation): what a
+kernel can and cannot do.
 
 These tests start real kernels through the launcher, as grading does, and measure each layer from the inside:
 uid, network, file system view, resource limits (address space, processes, file size), environment; and from
@@ -25,8 +26,9 @@ import psutil
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from autograder import bwrap, course, isolation, sandbox
-from autograder.limits import Limits
+from autograder.isolation import bwrap, isolation, sandbox
+from autograder.course import course
+from autograder.course.limits import Limits
 
 pytestmark = pytest.mark.xdist_group("sandbox")  # shares module fixtures: one xdist worker
 AS_ROOT = os.geteuid() == 0
@@ -287,7 +289,7 @@ async def _run_kernel(info: isolation.SandboxInfo, code: str, limits: Limits, wo
                               limit_processes=info.limits_processes)
     plan_path = plan.write(base / "plan.json")
     km = AsyncKernelManager(transport="ipc", connection_file=str(conn / "k.json"))
-    km._kernel_spec = KernelSpec(argv=[sys.executable, "-m", "autograder.sandbox", "launch", str(plan_path),
+    km._kernel_spec = KernelSpec(argv=[sys.executable, "-m", "autograder.isolation.sandbox", "launch", str(plan_path),
                                        "{connection_file}"], display_name="t", language="python",
                                  interrupt_mode="message", env={"DPC_TEST_SECRET": "hunter2"})
     await km.start_kernel(cwd=str(workdir))

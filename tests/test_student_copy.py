@@ -1,4 +1,4 @@
-"""``dp-course student-copy DIR`` (autograder.student_copy): what students receive holds no solution, no hidden
+"""``dp-course student-copy DIR`` (autograder.course.student_copy): what students receive holds no solution, no hidden
 test, no mark scheme, no grader and no history -- and still installs and opens."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import pytest
 from nbgrader.utils import is_solution
 
 from autograder import cli
-from autograder.course import NOTEBOOKS_DIR, REPO_ROOT, SOLUTIONS_DIR
-from autograder.student_copy import make_student_copy, student_pyproject
+from autograder.course.course import NOTEBOOKS_DIR, REPO_ROOT, SOLUTIONS_DIR
+from autograder.course.student_copy import make_student_copy, student_pyproject
 
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN MARK SCHEME",
            "END MARK SCHEME")

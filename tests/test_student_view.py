@@ -23,8 +23,9 @@ from IPython.core.interactiveshell import InteractiveShell
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from autograder import course, kernel_guard, library_code, release
-from autograder.cells import strip_ansi
+from autograder.course import course, release
+from autograder.guard import kernel_guard, library_code
+from autograder.course.cells import strip_ansi
 from dp_course import notebook
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,5 +1,5 @@
 """A zip's central directory is judged from its end records before ``zipfile`` reads it
-(autograder.untrusted_files.check_zip_directory).
+(autograder.intake.untrusted_files.check_zip_directory).
 
 The archives are built with ``zipfile`` and their end records rewritten with ``struct`` (the classic end of
 central directory record, or a ZIP64 record and locator put in front of it, as a writer does for a large
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.untrusted_files import DIRECTORY_BYTES_PER_MEMBER, UnreadableFile, check_zip_directory
+from autograder.intake.untrusted_files import DIRECTORY_BYTES_PER_MEMBER, UnreadableFile, check_zip_directory
 
 EOCD = struct.Struct("<4s4H2LH")      # signature, disk, directory's disk, entries here, entries, size, offset, comment
 EOCD64 = struct.Struct("<4sQ2H2L4Q")  # signature, record size, versions, disks, entries here, entries, size, offset

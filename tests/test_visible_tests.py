@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import nbformat
 import pytest
 
-from autograder.preprocessors.headless import NotebookClient
+from autograder.isolation.headless import NotebookClient
 
 import _notebooks as nbs
 

@@ -20,7 +20,7 @@ import build_site
 
 sys.path.insert(0, str(build_site.ROOT))
 
-from autograder.cells import strip_solution_markers  # noqa: E402
+from autograder.course.cells import strip_solution_markers  # noqa: E402
 
 SOLUTIONS_BANNER = ("Solutions: this build shows the full answer to every exercise. If you are learning, try each "
                     "exercise first in the student version.")

@@ -35,7 +35,7 @@ from .agent import MAX_WARNINGS, PROTOCOL
 
 RECEIVE_HWM = 4
 """Messages each socket of the link queues from the student's kernel (ZeroMQ's default: 1000); the same figure
-as :data:`autograder.limits.RECEIVE_HWM`, which this module (loaded in the trusted kernel) does not import."""
+as :data:`autograder.course.limits.RECEIVE_HWM`, which this module (loaded in the trusted kernel) does not import."""
 
 __all__ = ["StudentCodeError", "StudentTimeout", "StudentKernelError", "StudentFunction", "Unavailable",
            "StudentLink", "LinkStats", "builtin_exception", "builtin_warning", "reraise_warnings"]

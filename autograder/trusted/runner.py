@@ -9,7 +9,7 @@ The cells of a graded notebook (after nbgrader has restored the instructor's cel
 * **student** – every other code cell (answers, demonstrations, self-checks): the student's kernel only.
 
 Each cell is executed by nbgrader's own ``Execute`` preprocessor
-(:class:`autograder.preprocessors.headless.Execute`) bound to the kernel of its role, so the outputs – and
+(:class:`autograder.isolation.headless.Execute`) bound to the kernel of its role, so the outputs – and
 nbgrader's verdict on them – are exactly what a single kernel would record, except that a failing test shows
 one line (:mod:`autograder.trusted.session`).  Before the first cell, :func:`install_agent` sends the agent into
 the student's kernel (from its file).
@@ -39,9 +39,9 @@ from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 from nbgrader import utils as nbutils
 
-from ..kernels import copy_workdir
-from ..limits import Limits as GradingLimits
-from ..preprocessors import headless
+from ..isolation.kernels import copy_workdir
+from ..course.limits import Limits as GradingLimits
+from ..isolation import headless
 from . import agent, codec, loader, plain, session
 
 __all__ = ["PACKAGE", "Settings", "TrustedKernelError", "CellReport", "RunResult", "TrustedKernel",
@@ -67,7 +67,7 @@ class Settings:
 
     Attributes:
         cell_timeout: seconds one cell may run (a test cell: its own code plus its calls); by default the
-            grader's (:class:`autograder.limits.Limits`).
+            grader's (:class:`autograder.course.limits.Limits`).
         notebook_timeout: seconds the whole notebook may run; later cells are not run; by default the
             grader's.
         call_margin: the calls of a test cell must end this long before the cell's limit, so that the

@@ -3,7 +3,7 @@
 The course's nbgrader settings are ``autograder/nbgrader_config.py``; this file loads them and points
 nbgrader's course directory at the repository, with ``solutions/`` as the source folder. Release and
 grade with ``dp-course release`` / ``dp-course grade`` (they write ``notebooks/`` and a report). This session
-has no Formgrader (``jupyter_server_config.json`` here switches it to ``autograder.formgrade_server``, which
+has no Formgrader (``jupyter_server_config.json`` here switches it to ``autograder.formgrade.formgrade_server``, which
 without a grading run only says how to open one): it would list no submission and write a ``gradebook.db``
 into the repository. Hand-grade with ``dp-course formgrade OUTPUT`` (``run.py lab --instructor OUTPUT``).
 """

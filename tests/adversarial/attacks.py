@@ -23,7 +23,7 @@ import nbformat
 from leak_detector import decodings
 from nbformat.notebooknode import NotebookNode
 
-from autograder import cells
+from autograder.course import cells
 
 WRONG_EX1 = "def laplace_scale(sensitivity, epsilon):\n    return sensitivity / epsilon + 1.0"
 

@@ -31,8 +31,9 @@ import psutil
 from nbformat.notebooknode import NotebookNode
 
 from adversarial import attacks
-from autograder import cells, demo
-from autograder.course import make_course
+from autograder.course import cells
+from autograder import demo
+from autograder.course.course import make_course
 
 FULL = {"ex1_unit": 1.0, "ex1_scaling": 1.0, "ex2_tests": 2.0, "ex3_tests": 1.0}
 EX1_BROKEN = {**FULL, "ex1_unit": 0.0, "ex1_scaling": 0.0}

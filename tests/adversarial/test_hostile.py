@@ -25,10 +25,13 @@ import nbformat
 import pytest
 
 from adversarial import attacks, hostile
-from autograder import cells, course, demo, feedback, isolation
-from autograder.events import EventKind, Severity
-from autograder.grading import grade
-from autograder.limits import Limits
+from autograder.course import cells, course
+from autograder import demo
+from autograder.feedback import feedback
+from autograder.isolation import isolation
+from autograder.intake.events import EventKind, Severity
+from autograder.run.grading import grade
+from autograder.course.limits import Limits
 
 pytestmark = pytest.mark.xdist_group("adversarial")  # shares module fixtures: one xdist worker
 NAME = demo.SYNTHETIC_NAME

@@ -34,10 +34,11 @@ from leak_detector import decodings
 from playwright.sync_api import sync_playwright
 
 from adversarial import hostile
-from autograder import cells, demo
-from autograder.course import make_course
-from autograder.grading import grade
-from autograder.preprocessors.withhold_hidden_outputs import HIDDEN_FAILED, HIDDEN_PASSED, LATER_WITHHELD
+from autograder.course import cells
+from autograder import demo
+from autograder.course.course import make_course
+from autograder.run.grading import grade
+from autograder.feedback.withhold_hidden_outputs import HIDDEN_FAILED, HIDDEN_PASSED, LATER_WITHHELD
 
 pytestmark = pytest.mark.xdist_group("adversarial")
 NAME = demo.SYNTHETIC_NAME

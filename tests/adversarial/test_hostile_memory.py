@@ -4,7 +4,8 @@ One grading run (one worker, default options but a 1024 MB memory cap, which spa
 a kernel does not start under 512 MB of address space -- and a 10 s feedback time limit, which keeps the run
 short) of an honest twin (``alice``, a full solution) and one submission per attack.  A thread of the test
 samples, every 50 ms, the memory of every process the run starts (anonymous and shared memory plus memfd
-files: :func:`autograder.memory_watch.tree_bytes`, the launcher's own measure), sorted into the grading worker,
+files: :func:`autograder.isolation.memory_watch.tree_bytes`, the launcher's own measure), sorted into the grading
+worker,
 the trusted kernel, the student's sandboxed kernel tree and the whole run (the host's share), and keeps the
 peaks while each submission was graded.  Each test asserts that its hostile notebook gets a grade and a
 reason, and that the peaks stay under the figures stated in ``docs/design.md`` (:data:`BOUNDS`); the twin
@@ -40,10 +41,12 @@ import nbformat
 import pytest
 
 from adversarial import hostile
-from autograder import cells, demo, disk_watch, memory_watch
-from autograder.events import Severity
-from autograder.grading import grade
-from autograder.limits import Limits
+from autograder.course import cells
+from autograder import demo
+from autograder.isolation import disk_watch, memory_watch
+from autograder.intake.events import Severity
+from autograder.run.grading import grade
+from autograder.course.limits import Limits
 
 pytestmark = pytest.mark.xdist_group("adversarial")
 NAME = demo.SYNTHETIC_NAME
@@ -95,9 +98,9 @@ class Sampler:
             for pid in pids:
                 if pid not in roles:
                     cmd, parent = _cmdline(pid), _parent(pid)
-                    if "autograder.worker" in cmd:
+                    if "autograder.run.worker" in cmd:
                         roles[pid] = "worker"   # and its fork that renders feedback
-                    elif "autograder.sandbox" in cmd or roles.get(parent) == "student":
+                    elif "autograder.isolation.sandbox" in cmd or roles.get(parent) == "student":
                         roles[pid] = "student"
                     elif "ipykernel" in cmd and roles.get(parent) == "worker":
                         roles[pid] = "trusted"

@@ -22,9 +22,9 @@ import nbformat
 import pytest
 
 from adversarial import attacks
-from autograder import cells, course
-from autograder.grading import grade
-from autograder.results import SubmissionResult
+from autograder.course import cells, course
+from autograder.run.grading import grade
+from autograder.run.results import SubmissionResult
 
 pytestmark = [pytest.mark.xdist_group("adversarial-structure"),
               pytest.mark.timeout(2400)]  # one grading run of 22 lecture notebooks, one worker: 10-15 minutes

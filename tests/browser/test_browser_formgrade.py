@@ -25,8 +25,9 @@ from nbgrader.api import Gradebook
 from _browser_lab import (ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, formgrader_students,
                           launch, mark, open_formgrader, open_submission, require)
 from _lab_server import FormgradeServer
-from autograder import cells, demo
-from autograder.course import autograde, make_course, submit
+from autograder.course import cells
+from autograder import demo
+from autograder.course.course import autograde, make_course, submit
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-formgrade")]
 

@@ -41,10 +41,10 @@ from nbgrader.api import Gradebook
 from _browser_lab import (ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, formgrader_students,
                           launch, mark, open_formgrader, open_submission, require)
 from _lab_server import FormgradeServer
-from autograder import cells
-from autograder.course import NOTEBOOKS_DIR, REPO_ROOT, SOLUTIONS_DIR
-from autograder.feedback import hidden_test_lines
-from autograder.preprocessors.strip_hidden_tests import MIN_CHARS, normalise
+from autograder.course import cells
+from autograder.course.course import NOTEBOOKS_DIR, REPO_ROOT, SOLUTIONS_DIR
+from autograder.feedback.feedback import hidden_test_lines
+from autograder.feedback.strip_hidden_tests import MIN_CHARS, normalise
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-semester")]
 

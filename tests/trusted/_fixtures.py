@@ -16,7 +16,7 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import run_sync
 from nbformat import NotebookNode
 
-from autograder.preprocessors.headless import NotebookClient
+from autograder.isolation.headless import NotebookClient
 from autograder.trusted.runner import RunResult, Settings, TrustedKernel, run_notebook
 
 SETUP = "import math\nimport numpy as np\nfrom scipy import stats"

@@ -1,0 +1,5 @@
+"""What a student reads. Takes a graded notebook and gives the student's page: hidden tests stripped and their
+outputs withheld, markup made safe, hand grading still pending said so, MathJax offline (the nbgrader
+preprocessors here), checked for leaks of hidden tests or replaced by a summary (:mod:`.feedback`). It never
+changes a grade.
+"""
