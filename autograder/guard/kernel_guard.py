@@ -54,6 +54,11 @@ MISSING = object()
 LOCKED_MODULES = ("math", "cmath", "operator", "numpy", "numpy.testing", "numpy.linalg", "numpy.random")
 """Modules imported when the guard is installed (so that they are snapshotted) and locked against assignment."""
 
+PRELOADED_MODULES = ("absl.flags",)
+"""Libraries a lecture's setup imports that add an import hook when imported (``absl.flags`` puts a
+``ReloadDetector`` on ``sys.meta_path``; lecture 06 imports it through dp-accounting): imported before the snapshot,
+so that their hook is part of it and the instructor's setup is not reported as changing the import system."""
+
 WATCHED_PREFIXES = ("numpy", "scipy", "dp_course", "math", "cmath", "operator", "statistics", "fractions",
                     "decimal", "random", "functools", "itertools", "collections", "unittest", "builtins")
 """Top-level packages whose public modules are snapshotted (private submodules are left out: tests call the
@@ -97,7 +102,7 @@ def _keep(modname: str, key: str) -> bool:
 
 
 def _import_locked_modules() -> None:
-    for group in (LOCKED_MODULES[:3], LOCKED_MODULES[3:]):
+    for group in (LOCKED_MODULES[:3], LOCKED_MODULES[3:], PRELOADED_MODULES):
         try:
             for name in group:
                 importlib.import_module(name)
