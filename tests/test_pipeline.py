@@ -425,4 +425,19 @@ def test_round_trip_grading_is_clean(name, tmp_path_factory):
     expected = set(result.students)
     assert set(result.grades) == expected, f"{name}: not every submission was graded"
     log = result.autograde_log
-    assert "| ERROR]" not in log and "Traceback" not in log, f"{name}: nbgrader autograde reported errors:\n{log}"
+    assert "| ERROR]" not in log and "Traceback" not in log, \
+        f"{name}: nbgrader autograde reported errors:\n{_around_errors(log)}"
+
+
+def _around_errors(log: str, before: int = 10, after: int = 40) -> str:
+    """The lines of ``log`` around each error or traceback (the whole log is too long for a CI summary)."""
+    lines = log.splitlines()
+    hits = [i for i, line in enumerate(lines) if "| ERROR]" in line or "Traceback" in line]
+    keep = sorted({j for i in hits for j in range(max(0, i - before), min(len(lines), i + after))})
+    shown, last = [], -2
+    for j in keep:
+        if j != last + 1:
+            shown.append(f"... (line {j + 1} of {len(lines)})")
+        shown.append(lines[j])
+        last = j
+    return "\n".join(shown)
