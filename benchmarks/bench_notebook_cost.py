@@ -210,6 +210,15 @@ def render(r: dict[str, Any]) -> str:
                      f"{', '.join(f'{x:.2f}' for x in v['samples'])} |")
     mean = statistics.mean(v["busy_core_seconds"] for v in s["per_lecture"].values())
     lines += [f"| mean of the lectures | {mean:.2f} | | |", ""]
+    scores = r["measurement"]["scores"]
+    by_lecture: dict[str, set[tuple[float, float]]] = {}
+    for key, (score, top) in scores.items():
+        by_lecture.setdefault(key.split("/", 1)[1], set()).add((score, top))
+    same = all(len(v) == 1 for v in by_lecture.values())
+    lines += [f"Scores: every copy of a lecture got {'the same' if same else 'NOT the same'} score "
+              f"({', '.join(f'{k[:2]}: {min(v)[0]:g}/{min(v)[1]:g}' for k, v in sorted(by_lecture.items()))}); "
+              f"the points not given are the written answers, marked by hand.  Flagged submissions: "
+              f"{len(r['measurement']['flagged'])}.", ""]
     if s["worker_start_core_seconds"] is not None:
         lines += [f"Starting a worker (process, nbgrader, its trusted kernel), once per worker: about "
                   f"{s['worker_start_core_seconds']:.1f} core-s (the first job's excess over its lecture's median).",
@@ -248,7 +257,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--copies", type=int, default=3, help="full solutions per lecture (default 3)")
     ap.add_argument("--lectures", default="", help="comma-separated lectures (default: every lecture in solutions/)")
+    ap.add_argument("--render-only", action="store_true",
+                    help="only rewrite notebook_cost.md from the committed notebook_cost.json (no grading)")
     args = ap.parse_args()
+    if args.render_only:
+        (RESULTS / "notebook_cost.md").write_text(render(json.loads((RESULTS / "notebook_cost.json").read_text())))
+        return 0
     lectures = sorted(p.name for p in course.SOLUTIONS_DIR.iterdir() if (p / f"{p.name}.ipynb").is_file())
     if args.lectures:
         wanted = args.lectures.split(",")
