@@ -52,6 +52,9 @@ def test_docs_table_is_the_scripts_output_on_the_committed_numbers() -> None:
     assert len(lectures) == 7, sorted(lectures)
     rows = [line for line in out.splitlines() if re.match(r"^\| \d+ \|", line)]
     assert [int(r.split("|")[1]) for r in rows] == [2, 8, 32, 128]
+    # the README quotes the term's core-hours: the same number
+    core_hours = re.search(r"A term costs ([\d,]+) core-hours", out)
+    assert core_hours and f"about {core_hours.group(1)} core-hours" in (ROOT / "README.md").read_text()
 
 
 def test_hours_on_inputs_known_by_hand() -> None:
