@@ -45,6 +45,8 @@ __all__ = ["count_python_lines", "is_cell_code"]
 def is_cell_code(filename: str) -> bool:
     """Whether ``filename`` names code compiled from a notebook cell: IPython keeps a cell's text in
     :data:`linecache.cache` with no modification time (``None``), since there is no file behind it."""
+    if not isinstance(filename, str):
+        raise TypeError(f"filename must be a string (a code object's co_filename), got {type(filename).__name__}")
     entry = linecache.cache.get(filename)
     return isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None
 
