@@ -292,8 +292,8 @@ class StudentLink:
             self._raise(name, reply["error"])
         if "ok" not in reply:
             raise StudentKernelError(f"the student's kernel sent a garbled answer for {name}")
-        lines = reply.get("lines", 0)
-        if count_lines and not (type(lines) is int and 0 <= lines < 2**62):
+        lines = reply.get("lines") if count_lines else 0
+        if not (type(lines) is int and 0 <= lines < 2**62):
             raise StudentKernelError(f"the student's kernel sent no count of the lines {name} ran")
         try:
             return codec.from_tree(reply["ok"], self.limits), lines

@@ -166,3 +166,40 @@ def test_size_tests_give_the_same_verdicts_and_counts_in_one_kernel_and_in_two(t
     assert {g: passed(c) for g, c in two.items()} == expected == {g: passed(c) for g, c in one.items()}
     for name in NAMES[1:]:                      # the messages hold the counts: the same lines were counted
         assert errors(two[name]) == errors(one[name]) and "ran " in errors(two[name])[0][1], name
+
+
+FORGE_COUNT = '''
+import json
+import sys
+_agent = sys.modules["_dpc_trusted.agent"]
+_real_call = _agent.call
+_LINES = {"negative": -5, "text": "12", "missing": None, "huge": 2**70}
+def _forged_call(namespace, request):
+    reply = json.loads(repr(_real_call(namespace, request)))
+    kind = json.loads(request)["name"].removesuffix("_rows").removeprefix("forged_")
+    if kind in _LINES and "lines" in reply:
+        reply.pop("lines")
+        if _LINES[kind] is not None:
+            reply["lines"] = _LINES[kind]
+    return _agent.Reply(json.dumps(reply))
+_agent.call = _forged_call
+''' + "".join(f"\ndef forged_{k}_rows(x):\n    return x\n" for k in ("negative", "text", "missing", "huge"))
+
+FORGED_TEST = '''
+"""A forged count is an error."""
+def _test_{kind}():
+    from dp_course.testing import count_python_lines
+    count_python_lines(forged_{kind}_rows, [1.0])
+
+
+_test_{kind}()
+'''
+
+
+def test_a_forged_count_from_the_students_kernel_is_an_error(trusted_kernel):
+    """The count is hostile data too: a reply without a non-negative integer count is StudentKernelError."""
+    kinds = ("negative", "text", "missing", "huge")
+    nb = notebook(setup_cell(), answer_cell("forge", FORGE_COUNT.strip()),
+                  *[grade_cell(k, FORGED_TEST.format(kind=k).strip()) for k in kinds])
+    cells = graded_cells(run_two(nb, trusted_kernel).nb)
+    assert {k: errors(cells[k])[0][0] for k in kinds} == dict.fromkeys(kinds, "StudentKernelError")
