@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _fixtures import answer_cell, errors, grade_cell, graded_cells, notebook, passed, run_single, run_two, setup_cell
+from _fixtures import (SETUP, answer_cell, errors, grade_cell, graded_cells, notebook, passed, run_single, run_two,
+                       setup_cell)
 
 from autograder.trusted import agent
 from dp_course.testing import count_python_lines, is_cell_code
@@ -136,8 +137,6 @@ def test_a_value_that_is_not_a_function_is_refused_naming_func(bad):
 SIZE_TEST = '''
 """{name} does not loop over the rows."""
 def _test_{name}():
-    from dp_course.testing import count_python_lines
-
     def _lines(n):
         x = np.random.default_rng(n).standard_normal((n, 4))
         got, lines = count_python_lines({name}, x.copy())
@@ -155,7 +154,8 @@ NAMES = ("scale_rows", "loop_rows", "comprehension_rows", "apply_rows")
 
 
 def _size_notebook():
-    return notebook(setup_cell(), answer_cell("a", textwrap.dedent(ANSWERS).strip()),
+    # the helper imported by the test function itself (below) and, as in the lectures, by the setup cell too
+    return notebook(setup_cell(SETUP + "\nfrom dp_course.testing import count_python_lines"), answer_cell("a", textwrap.dedent(ANSWERS).strip()),
                     *[grade_cell(n, SIZE_TEST.format(name=n).strip()) for n in NAMES])
 
 
