@@ -232,22 +232,28 @@ def variants_file(name: str) -> Path:
 @dataclass(frozen=True)
 class Variant:
     """One answer variant: the code of the whole answer cell, and for a wrong answer the most it may score on
-    its answer's test cells (``None``: anything below full marks)."""
+    its answer's test cells (``None``: anything below full marks) and the test cells it must fail, passing all
+    the others (``fails``; ``None``: not pinned)."""
 
     code: str
     at_most: float | None = None
+    fails: tuple[str, ...] | None = None
 
 
 def _variant(entry) -> Variant:
     if isinstance(entry, str):
         return Variant(textwrap.dedent(entry).strip("\n"))
-    return Variant(textwrap.dedent(entry["code"]).strip("\n"), float(entry["at_most"]))
+    at_most = entry.get("at_most")
+    fails = entry.get("fails")
+    return Variant(textwrap.dedent(entry["code"]).strip("\n"), None if at_most is None else float(at_most),
+                   None if fails is None else tuple(fails))
 
 
 @cache
 def load_variants(name: str) -> dict[str, dict[str, list[Variant]]]:
     """``VARIANTS`` from ``tests/answer_variants/<name>.py`` (empty if the file does not exist), with each
-    code string dedented.  A wrong answer is a code string or ``{"code": ..., "at_most": points}``."""
+    code string dedented.  A wrong answer is a code string or ``{"code": ..., "at_most": points}`` or
+    ``{"code": ..., "fails": [test grade_ids]}``."""
     path = variants_file(name)
     if not path.is_file():
         return {}

@@ -25,8 +25,8 @@ from scipy import stats
 
 import dp_course
 from dp_course import (adaptive, calibration, composition, datasets, divergences, dpsgd, leaky, mechanisms,
-                       notebook, plotting, rdp_accounting, renyi, simulation, style, subsampling, training, widgets,
-                       zcdp)
+                       notebook, plotting, rdp_accounting, renyi, simulation, style, subsampling, testing, training,
+                       widgets, zcdp)
 from dp_course import interactive as ia
 from dp_course.interactive import examples as ex
 from dp_course.mechanisms import GaussianMechanism, LaplaceMechanism, RandomizedResponse
@@ -41,6 +41,11 @@ def _fonts_in_context() -> None:
     """``use_course_fonts`` without leaving its sizes to the rest of the test process."""
     with matplotlib.rc_context():
         style.use_course_fonts()
+
+
+def _count_lines(func: Callable[..., Any]) -> tuple[Any, int]:
+    """``count_python_lines`` on a fixed argument: the fuzz replaces the function."""
+    return testing.count_python_lines(func, [3.0, 1.0])
 
 
 @dataclass(frozen=True)
@@ -425,6 +430,9 @@ CALLS: list[Call] = [
     Call(notebook.brief_errors, notebook.brief_errors, dict(exercises={"f": "Exercise 1(a)"})),
     Call(notebook.exercise_label, notebook.exercise_label, dict(grade_id="ex1a_channel")),
     Call(style.use_course_fonts, _fonts_in_context, {}),
+    # ---- testing (what a test cell uses) ------------------------------------------------------------------------
+    Call(testing.count_python_lines, _count_lines, dict(func=len)),
+    Call(testing.is_cell_code, testing.is_cell_code, dict(filename="<string>")),
     Call(widgets.StaticExplorer, widgets.StaticExplorer, dict(figure=plotting.new_figure()[0],
                                                               draw=lambda **kw: plotting.new_figure()[0])),
     Call(widgets.pld_explorer, widgets.pld_explorer, dict(mechanism="Laplace")),

@@ -9,7 +9,8 @@ single answer cell (``test_pipeline.py`` checks that), each answer's tests judge
 * a correct alternative must get full marks on every test cell of its answer;
 * a wrong answer must lose points on at least one of them, and a wrong answer given with ``at_most`` (a
   trivial answer, a library wrapper where the exercise is a derivation) must score at most that many points
-  on them in total.
+  on them in total, and one given with ``fails`` (a right answer written the way the exercise forbids, e.g. a
+  row loop where it asks for vectorised code) must fail exactly those test cells and pass the others.
 
 The submissions are graded in the same ``nbgrader autograde`` run as the round trip of ``test_pipeline.py``
 (``_notebooks.round_trip``, one run per lecture).
@@ -64,6 +65,12 @@ def test_variant_is_graded_as_expected(name, student, answer, tmp_path_factory):
         assert got == best, f"{name}: a correct alternative answer to {answer} lost points {scores}:\n{variant.code}"
     else:
         assert got < best, f"{name}: a wrong answer to {answer} got full marks {scores}:\n{variant.code}"
+        if variant.fails is not None:
+            unknown = sorted(set(variant.fails) - set(tests))
+            assert not unknown, f"{name}: {answer}'s wrong answer names test cells {unknown} that do not test it"
+            wrong = {tid: scores[tid] for tid in tests if (scores[tid][0] < scores[tid][1]) != (tid in variant.fails)}
+            assert not wrong, (f"{name}: a wrong answer to {answer} must fail exactly {list(variant.fails)} and pass "
+                               f"its other tests; it got {scores}:\n{variant.code}")
         if variant.at_most is not None:
             assert got <= variant.at_most, (f"{name}: a wrong answer to {answer} may score at most "
                                             f"{variant.at_most:g} points, got {got:g} {scores}:\n{variant.code}")

@@ -21,6 +21,8 @@ comes back advanced).  Standard library and NumPy only.
 from __future__ import annotations
 
 import json
+import linecache
+import sys
 import types
 import warnings
 from collections.abc import Mapping
@@ -29,7 +31,7 @@ from typing import Any
 from . import codec
 
 __all__ = ["PROTOCOL", "MAX_WARNINGS", "Reply", "describe", "call", "exception_info", "describe_value",
-           "warning_info"]
+           "warning_info", "is_cell_code", "counted_call"]
 
 PROTOCOL = 1
 """Version of the request / reply format (checked by the trusted side)."""
@@ -142,7 +144,8 @@ def _function(namespace: Mapping[str, Any], name: str) -> Any:
 def call(namespace: Mapping[str, Any], request: str) -> Reply:
     """Call the student's function named in ``request`` with its arguments; answer with the result by value.
 
-    ``request`` is ``{"name": ..., "args": tree, "kwargs": tree, "limits": {...}}``.  Generators in the
+    ``request`` is ``{"name": ..., "args": tree, "kwargs": tree, "limits": {...}}``, with ``"count_lines": true``
+    for a size test (:func:`counted_call`).  Generators in the
     arguments are rebuilt from their state, references ``{"t": "fn"}`` become the student's functions of
     that name.  The student's output during the call goes to the student's kernel as usual, which the
     trusted side does not read.  The warnings the call raises are recorded instead of shown (under the
@@ -151,7 +154,8 @@ def call(namespace: Mapping[str, Any], request: str) -> Reply:
 
     Returns:
         ``{"ok": tree, "rngs": [state trees], "warnings": [warning_info]}`` – the result, the final state of
-        each generator argument and the first :data:`MAX_WARNINGS` warnings – or ``{"error": exception_info,
+        each generator argument and the first :data:`MAX_WARNINGS` warnings, and ``"lines": count`` when the
+        request asked for it – or ``{"error": exception_info,
         "rngs": [...], "warnings": [...]}``.  A result that is not plain data is an error with ``where ==
         "result"``, whose message says what it is and what to return instead (:func:`plain.why_not_plain`).
     """
@@ -165,11 +169,16 @@ def call(namespace: Mapping[str, Any], request: str) -> Reply:
         if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
             raise TypeError("malformed arguments")
         func = _function(namespace, str(parsed["name"]))
+        count = parsed.get("count_lines") is True
     except Exception as exc:  # noqa: BLE001 - reported to the trusted side
         return _reply({"error": exception_info(exc, "request"), "rngs": []})
+    lines = 0
     with warnings.catch_warnings(record=True) as caught:
         try:
-            result = func(*args, **kwargs)
+            if count:
+                result, lines = counted_call(func, args, kwargs)
+            else:
+                result = func(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt too: the grader's interrupt on timeout
             return _reply({"error": exception_info(exc, "call"), "rngs": _states(generators, limits),
                            "warnings": [warning_info(w) for w in caught[:MAX_WARNINGS]]})
@@ -184,7 +193,42 @@ def call(namespace: Mapping[str, Any], request: str) -> Reply:
             inside = "" if exc.culprit is result else f"{_article(info['type'])} holding "
             info["hint"] = f"{inside}{exc.hint}"[:MAX_MESSAGE_CHARS]
         return _reply({"error": info, "rngs": states, "warnings": raised})
-    return _reply({"ok": tree, "rngs": states, "warnings": raised})
+    return _reply({"ok": tree, "rngs": states, "warnings": raised, **({"lines": lines} if count else {})})
+
+
+def is_cell_code(filename: str) -> bool:
+    """Whether ``filename`` names code compiled from a notebook cell: IPython keeps a cell's text in
+    :data:`linecache.cache` with no modification time (``None``).  The same rule as
+    :func:`dp_course.testing.is_cell_code` (this module cannot import the course library)."""
+    entry = linecache.cache.get(filename)
+    return isinstance(entry, tuple) and len(entry) == 4 and entry[1] is None
+
+
+def counted_call(func: Any, args: list[Any], kwargs: dict[str, Any]) -> tuple[Any, int]:
+    """``func(*args, **kwargs)`` and the number of Python lines the student's own code ran during it: the
+    ``line`` events (:func:`sys.settrace`) of frames of the notebook's cells and of ``func``'s own file.  The
+    same count as :func:`dp_course.testing.count_python_lines` in one kernel (``tests/trusted/test_size.py``
+    compares them); the previous trace function is put back afterwards, also when the call raises."""
+    own = getattr(getattr(func, "__code__", None), "co_filename", None)
+    lines = 0
+
+    def local(frame: types.FrameType, event: str, arg: Any) -> Any:
+        nonlocal lines
+        if event == "line":
+            lines += 1
+        return local
+
+    def start(frame: types.FrameType, event: str, arg: Any) -> Any:
+        name = frame.f_code.co_filename
+        return local if name == own or is_cell_code(name) else None
+
+    previous = sys.gettrace()
+    sys.settrace(start)
+    try:
+        result = func(*args, **kwargs)
+    finally:
+        sys.settrace(previous)
+    return result, lines
 
 
 def _article(type_name: str) -> str:

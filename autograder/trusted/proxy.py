@@ -141,6 +141,12 @@ class StudentFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._link.call(self.__name__, args, kwargs)
 
+    def counted_call(self, *args: Any, **kwargs: Any) -> tuple[Any, int]:
+        """The call, and the number of Python lines the student's own code ran during it, counted in the
+        student's kernel (:func:`agent.counted_call`); what :func:`dp_course.testing.count_python_lines` uses
+        for a size test when the function is a proxy."""
+        return self._link.counted_call(self.__name__, args, kwargs)
+
     def __repr__(self) -> str:
         return f"<student function {self.__name__}>"
 
@@ -255,11 +261,24 @@ class StudentLink:
             StudentCodeError: another exception, or a result that is not plain data,
             StudentTimeout: the call did not finish in time; the student's kernel was interrupted.
         """
+        return self._call(name, args, kwargs, count_lines=False)[0]
+
+    def counted_call(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, int]:
+        """As :meth:`call`, and the number of Python lines the student's own code ran during the call, counted
+        in the student's kernel (:func:`agent.counted_call`; a size test).
+
+        Raises:
+            as :meth:`call`; StudentKernelError: the reply carries no count (a non-negative integer).
+        """
+        return self._call(name, args, kwargs, count_lines=True)
+
+    def _call(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any], *,
+              count_lines: bool) -> tuple[Any, int]:
         generators = codec.Generators()
         refs = codec.FunctionRefs(name_of=function_name)
         try:
             request = json.dumps({
-                "name": name, "limits": asdict(self.limits),
+                "name": name, "limits": asdict(self.limits), **({"count_lines": True} if count_lines else {}),
                 "args": codec.to_tree(list(args), self.limits, generators=generators, functions=refs),
                 "kwargs": codec.to_tree(dict(kwargs), self.limits, generators=generators, functions=refs),
             }, allow_nan=False, separators=(",", ":"))
@@ -273,8 +292,11 @@ class StudentLink:
             self._raise(name, reply["error"])
         if "ok" not in reply:
             raise StudentKernelError(f"the student's kernel sent a garbled answer for {name}")
+        lines = reply.get("lines") if count_lines else 0
+        if not (type(lines) is int and 0 <= lines < 2**62):
+            raise StudentKernelError(f"the student's kernel sent no count of the lines {name} ran")
         try:
-            return codec.from_tree(reply["ok"], self.limits)
+            return codec.from_tree(reply["ok"], self.limits), lines
         except codec.CodecError as exc:
             raise StudentCodeError(f"{name} returned a value that a test cannot use: {exc}") from None
 

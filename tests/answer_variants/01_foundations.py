@@ -8,7 +8,10 @@ Format (the same for every lecture; ``tests/test_answer_variants.py`` reads ``VA
             "wrong": [code, ...],         # typical mistakes: must lose points; or
                                           # {"code": code, "at_most": 1}: must score at most 1 point in
                                           # total on the answer's test cells (trivial answers, library
-                                          # wrappers where the exercise is a derivation)
+                                          # wrappers where the exercise is a derivation); or
+                                          # {"code": code, "fails": [test grade_id, ...]}: must fail
+                                          # exactly these test cells of its answer and pass the others
+                                          # (a right answer written the way the text forbids)
         },
     }
 

@@ -46,6 +46,20 @@ VARIANTS = {
                     raise ValueError(f"clip_norm must be > 0 and ord 1 or 2; got clip_norm={clip_norm}, ord={ord}")
                 return _clip_rows(np.asarray(grads, dtype=float), clip_norm, ord)
             """,
+            # a Python loop over the d columns (not the rows): vectorised over the rows, so the size test passes
+            """
+            def clip_per_example(grads, clip_norm, ord=2):
+                if not clip_norm > 0:
+                    raise ValueError(f"clip_norm must be > 0, got {clip_norm}")
+                if ord not in (1, 2):
+                    raise ValueError(f"ord must be 1 or 2, got {ord}")
+                grads = np.asarray(grads, dtype=float)
+                norms = np.zeros(len(grads))
+                for j in range(grads.shape[1]):
+                    norms += np.abs(grads[:, j]) ** ord
+                norms = norms ** (1.0 / ord)
+                return grads / np.maximum(1.0, norms / clip_norm)[:, None]
+            """,
         ],
         "wrong": [
             # trivial answer: no clipping
@@ -87,13 +101,14 @@ VARIANTS = {
                 return grads / np.maximum(1.0, norms / clip_norm)
             """,
             # the library's private helper (issue 22 item 8): right values, but no input validation - it
-            # clips to norm 0 and to the 3-norm without complaint; earns only the rows-of-zeros point
+            # clips to norm 0 and to the 3-norm without complaint; earns only the rows-of-zeros point and the
+            # size test's (it is vectorised)
             {"code": """
             from dp_course.training import _clip_rows
 
             def clip_per_example(grads, clip_norm, ord=2):
                 return _clip_rows(np.asarray(grads, dtype=float), clip_norm, ord)
-            """, "at_most": 1},
+            """, "at_most": 2, "fails": ["ex1_rows", "ex1_l1"]},
             # the solution without the input validation the exercise asks for
             """
             def clip_per_example(grads, clip_norm, ord=2):
@@ -117,6 +132,32 @@ VARIANTS = {
                 norms = np.linalg.norm(grads, ord=ord, axis=1, keepdims=True)
                 return grads * np.where(norms > clip_norm, clip_norm / norms, 1.0)
             """,
+            # right in every respect but one: a Python loop over the rows (the text says "vectorise"); loses
+            # exactly the size test's point (issue 26)
+            {"code": """
+            def clip_per_example(grads, clip_norm, ord=2):
+                if not clip_norm > 0:
+                    raise ValueError(f"clip_norm must be > 0, got {clip_norm}")
+                if ord not in (1, 2):
+                    raise ValueError(f"ord must be 1 or 2, got {ord}")
+                grads = np.asarray(grads, dtype=float)
+                out = np.empty_like(grads)
+                for i, row in enumerate(grads):
+                    norm = np.linalg.norm(row, ord=ord)
+                    out[i] = row / max(1.0, norm / clip_norm)
+                return out
+            """, "fails": ["ex1_vectorised"]},
+            # the same with the student's row function handed to np.apply_along_axis (NumPy loops in Python)
+            {"code": """
+            def clip_per_example(grads, clip_norm, ord=2):
+                if not clip_norm > 0:
+                    raise ValueError(f"clip_norm must be > 0, got {clip_norm}")
+                if ord not in (1, 2):
+                    raise ValueError(f"ord must be 1 or 2, got {ord}")
+                grads = np.asarray(grads, dtype=float)
+                return np.apply_along_axis(lambda row: row / max(1.0, np.linalg.norm(row, ord=ord) / clip_norm),
+                                           1, grads)
+            """, "fails": ["ex1_vectorised"]},
         ],
     },
     # ---------------------------------------------------------------- Exercise 2: Scenario 2 with a schedule
