@@ -5,7 +5,10 @@
 Runs in ``.venv-lite`` (``run.py lite`` creates it with the ``lite`` extra of pyproject.toml only).  Steps:
 
 1. a wheel of ``dp_course`` alone (pure Python; depends on numpy, scipy, matplotlib and ipywidgets), built
-   with setuptools from a copy of the package - the grading tools (``autograder``, nbgrader) stay out;
+   with setuptools from a copy of the package - the grading tools (``autograder``, nbgrader) stay out, and so does
+   dp-accounting (dm-tree and absl have no Pyodide build): the wheel carries ``dp_course/data/`` instead, whose
+   table of lecture 06's exact noise multipliers :mod:`dp_course.pld_calibration` reads when dp-accounting is
+   missing;
 2. the student notebooks (``notebooks/``, with their README), each with one cell prepended that installs
    that wheel in the browser's Python (``%pip install``, answered from the site's own package index);
 3. ``jupyter lite build`` with the Pyodide kernel, the wheel in the site's index (``pypi/all.json``) and
@@ -69,7 +72,8 @@ def build_wheel(work: Path) -> Path:
         f'[project]\nname = "dp-course"\nversion = "{_version()}"\nrequires-python = ">=3.11"\n'
         f"dependencies = [{deps}]\n"
         'description = "The helper library of the dp-course notebooks (JupyterLite build)."\n\n'
-        '[tool.setuptools.packages.find]\ninclude = ["dp_course*"]\n')
+        '[tool.setuptools.packages.find]\ninclude = ["dp_course*"]\n\n'
+        '[tool.setuptools.package-data]\ndp_course = ["data/*.json"]\n')
     out = work / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
                     "--disable-pip-version-check", "-w", str(out), str(src)], check=True)

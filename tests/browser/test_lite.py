@@ -10,26 +10,18 @@ builder passes with ``--pyodide``; none is available here).
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
-from _browser_lab import ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, launch, require
+from _browser_lab import ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, launch, require, serve_folder
 from _lab_server import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-lite")]
 LITE_PY = ROOT / ".venv-lite" / "bin" / "python"
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        return None
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +32,8 @@ def lite_site(tmp_path_factory):
     proc = subprocess.run([sys.executable, str(ROOT / "run.py"), "lite", "-o", str(out)], cwd=ROOT,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield out, f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
+    with serve_folder(out) as base:
+        yield out, base
 
 
 def test_lite_pins_pyodide_and_carries_the_course_settings(lite_site):
