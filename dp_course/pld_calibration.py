@@ -21,6 +21,7 @@ code and is always computed fresh.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +39,8 @@ try:  # not in Pyodide (JupyterLite): dm-tree and absl have no build there
 except ImportError:
     DP_ACCOUNTING_AVAILABLE = False
 
-__all__ = ["DP_ACCOUNTING_AVAILABLE", "CACHE_PATH", "SOURCES", "MAX_STEPS", "MAX_GRID_POINTS",
+__all__ = ["DP_ACCOUNTING_AVAILABLE", "CACHE_PATH", "SOURCES", "MAX_STEPS", "MAX_NOISE_MULTIPLIER",
+           "MAX_GRID_POINTS",
            "poisson_gaussian_pld_epsilon", "poisson_gaussian_pld_multiplier"]
 
 CACHE_PATH = Path(__file__).resolve().parent / "data" / "pld_multipliers.json"
@@ -53,6 +55,10 @@ SEARCH_XTOL = 1e-3
 
 MAX_STEPS = 10**5
 """Most steps :func:`poisson_gaussian_pld_epsilon` composes (the composed PLD's support grows with them)."""
+
+MAX_NOISE_MULTIPLIER = 1e6
+"""Largest noise multiplier :func:`poisson_gaussian_pld_epsilon` takes (dp-accounting overflows far above it;
+epsilon is 0 to many digits long before)."""
 
 MAX_GRID_POINTS = 10**5
 """Cost guard: at most this many grid points per step, estimated as ``1 / (noise_multiplier**2 * grid)`` (the
@@ -76,7 +82,7 @@ def poisson_gaussian_pld_epsilon(noise_multiplier: float, sample_rate: float, st
     steps)``; add/remove neighbours.
 
     Args:
-        noise_multiplier: noise standard deviation / clipping norm, > 0.
+        noise_multiplier: noise standard deviation / clipping norm, in (0, :data:`MAX_NOISE_MULTIPLIER`].
         sample_rate: probability q that a record enters a batch, in (0, 1].
         steps: number of steps T, an integer in [1, :data:`MAX_STEPS`].
         delta: target delta in (0, 1).
@@ -89,12 +95,12 @@ def poisson_gaussian_pld_epsilon(noise_multiplier: float, sample_rate: float, st
         ValueError: if an argument is out of range, or the grid would be too large (:data:`MAX_GRID_POINTS`).
         ModuleNotFoundError: if dp-accounting is not installed (e.g. in JupyterLite).
     """
-    noise_multiplier = check_real("noise_multiplier", noise_multiplier, lo=0.0, lo_open=True)
+    noise_multiplier = check_real("noise_multiplier", noise_multiplier, lo=0.0, hi=MAX_NOISE_MULTIPLIER, lo_open=True)
     sample_rate = check_probability("sample_rate", sample_rate, lo_open=True)
     steps = check_int("steps", steps, lo=1, hi=MAX_STEPS)
     delta = check_delta(delta, allow_zero=False)
     grid = check_real("grid", grid, lo=0.0, hi=1.0, lo_open=True)
-    points = 1.0 / (noise_multiplier**2 * grid)
+    points = math.exp(min(-2.0 * math.log(noise_multiplier) - math.log(grid), 700.0))  # 1 / (z^2 grid), no overflow
     if not points <= MAX_GRID_POINTS:
         raise ValueError(f"noise_multiplier={noise_multiplier:g} with grid={grid:g} needs about {points:.3g} grid "
                          f"points per step (at most {MAX_GRID_POINTS:g}): raise noise_multiplier or grid")
@@ -150,7 +156,7 @@ def poisson_gaussian_pld_multiplier(epsilon: float, sample_rate: float, steps: i
     delta = check_delta(delta, allow_zero=False)
     orders = check_orders(orders)
     grid = check_real("grid", grid, lo=0.0, hi=1.0, lo_open=True)
-    if source not in SOURCES:
+    if not isinstance(source, str) or source not in SOURCES:
         raise ValueError(f"source must be one of {', '.join(repr(s) for s in SOURCES)}, got {source!r}")
     where = f"epsilon={epsilon:g}, sample_rate={sample_rate:g}, steps={steps}, delta={delta:g}, grid={grid:g}"
     try:
