@@ -30,7 +30,7 @@ from dp_course.notebook import exercise_label
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from notebook_rewrite import parse_args, run_over_lectures  # noqa: E402 - a sibling
+from notebook_rewrite import main_over_lectures  # noqa: E402 - a sibling
 
 MARKER = "# an unanswered exercise shows one line, a failing visible test its message first (dp_course.notebook);"
 HEAD = [MARKER, "# figure text readable at the notebook's width (dp_course.style)",
@@ -116,10 +116,9 @@ def update(path: Path, *, write: bool) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(__doc__.split("\n\n")[0], argv, "only report; exit 1 if a setup cell is out of date")
-    stale = run_over_lectures(args.root, lambda path, write: update(path, write=write), check=args.check,
-                              report=lambda _, n: f"setup cell {'out of date' if args.check else 'updated'}")
-    return 1 if args.check and stale else 0
+    return main_over_lectures(argv, __doc__.split("\n\n")[0], lambda path, write: update(path, write=write),
+                              check_help="only report; exit 1 if a setup cell is out of date",
+                              report=lambda check, _: f"setup cell {'out of date' if check else 'updated'}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from notebook_rewrite import of_type, parse_args, rewrite_cells, run_over_lectures  # noqa: E402 - a sibling
+from notebook_rewrite import main_over_lectures, of_type, rewrite_cells  # noqa: E402 - a sibling
 
 SMALL = re.compile(r"\bfontsize\s*=\s*(?:[0-9]|[0-9]\.[0-9]*)(?![0-9.])")
 
@@ -33,10 +33,9 @@ def update(path: Path, *, write: bool) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(__doc__.split("\n\n")[0], argv, "only report; exit 1 if a cell would change")
-    stale = run_over_lectures(args.root, lambda path, write: update(path, write=write), check=args.check,
-                              report=lambda _, n: f"{n} cells {'with small fonts' if args.check else 'fixed'}")
-    return 1 if args.check and stale else 0
+    return main_over_lectures(argv, __doc__.split("\n\n")[0], lambda path, write: update(path, write=write),
+                              check_help="only report; exit 1 if a cell would change",
+                              report=lambda check, n: f"{n} cells {'with small fonts' if check else 'fixed'}")
 
 
 if __name__ == "__main__":

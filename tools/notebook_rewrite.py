@@ -63,3 +63,13 @@ def run_over_lectures(root: Path, update: Callable[[Path, bool], int | bool], *,
             stale.append(path)
             print(f"{path.relative_to(root)}: {report(path, n)}")
     return stale
+
+
+def main_over_lectures(argv: list[str] | None, description: str, update: Callable[[Path, bool], int | bool], *,
+                       check_help: str, report: Callable[[bool, int], str]) -> int:
+    """A whole tool's ``main``: parse the command line (:func:`parse_args`), run ``update`` over the lectures
+    (:func:`run_over_lectures`; ``report(check, n)`` is the line printed per lecture) and return the exit code
+    (1 when ``--check`` found a lecture to change)."""
+    args = parse_args(description, argv, check_help)
+    stale = run_over_lectures(args.root, update, check=args.check, report=lambda _, n: report(args.check, n))
+    return 1 if args.check and stale else 0

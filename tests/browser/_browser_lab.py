@@ -39,6 +39,17 @@ def require(what: str, ok: bool) -> None:
     pytest.skip(reason)
 
 
+def playwright_or_skip():
+    """Playwright's ``sync_playwright`` once Debian's chromium and the playwright package are both there; else the
+    test is skipped with the reason (a failure in CI, see :func:`require`)."""
+    require(CHROMIUM_NEEDED, CHROMIUM.exists())
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require(PLAYWRIGHT_NEEDED, False)
+    return sync_playwright
+
+
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         return None

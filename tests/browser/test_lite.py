@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from _browser_lab import ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, launch, require, serve_folder
+from _browser_lab import ARTIFACTS, Console, launch, playwright_or_skip, require, serve_folder
 from _lab_server import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-lite")]
@@ -47,11 +47,7 @@ def test_lite_pins_pyodide_and_carries_the_course_settings(lite_site):
 
 
 def test_lite_says_why_python_cannot_start_and_still_opens_the_index(lite_site):
-    require(CHROMIUM_NEEDED, CHROMIUM.exists())
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require(PLAYWRIGHT_NEEDED, False)
+    sync_playwright = playwright_or_skip()
     out, base = lite_site
     console = Console()
     with sync_playwright() as pw:

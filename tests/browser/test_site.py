@@ -18,7 +18,7 @@ from urllib.parse import urldefrag, urljoin
 
 import pytest
 
-from _browser_lab import ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, launch, require, serve_folder
+from _browser_lab import ARTIFACTS, Console, launch, playwright_or_skip, serve_folder
 from _lab_server import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-site")]
@@ -56,11 +56,7 @@ def site(tmp_path_factory):
 
 
 def test_every_site_page_reads_offline(site):
-    require(CHROMIUM_NEEDED, CHROMIUM.exists())
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require(PLAYWRIGHT_NEEDED, False)
+    sync_playwright = playwright_or_skip()
     out, base = site
     lectures = sorted(p.name for p in (ROOT / "notebooks").iterdir() if (p / f"{p.name}.ipynb").is_file())
     pages = ["index.html", "errata.html", "guide.html", *(f"{name}.html" for name in lectures)]
