@@ -15,6 +15,7 @@ Modules, one idea each:
 * :mod:`dp_course.zcdp` – zero-concentrated DP
 * :mod:`dp_course.subsampling` – amplification by subsampling
 * :mod:`dp_course.dpsgd` – the DP-SGD accountant
+* :mod:`dp_course.pld_calibration` – exact (PLD) DP-SGD calibration: dp-accounting, or its table where it is missing
 * :mod:`dp_course.datasets` – small real data sets bundled in installed packages (offline)
 * :mod:`dp_course.training` – logistic regression, gradient descent and noisy clipped SGD
 * :mod:`dp_course.interactive` – interactive mechanisms, concurrent composition, exact worst-case adversaries

@@ -25,8 +25,8 @@ from scipy import stats
 
 import dp_course
 from dp_course import (adaptive, calibration, composition, datasets, divergences, dpsgd, leaky, mechanisms,
-                       notebook, plotting, rdp_accounting, renyi, simulation, style, subsampling, testing, training,
-                       widgets, zcdp)
+                       notebook, pld_calibration, plotting, rdp_accounting, renyi, simulation, style, subsampling,
+                       testing, training, widgets, zcdp)
 from dp_course import interactive as ia
 from dp_course.interactive import examples as ex
 from dp_course.mechanisms import GaussianMechanism, LaplaceMechanism, RandomizedResponse
@@ -332,6 +332,10 @@ CALLS: list[Call] = [
               tight=True, method="classic")),
     Call(dpsgd.normaliser_leak_delta, dpsgd.normaliser_leak_delta, dict(epsilon=1.0, n=455, steps=30, dim=31)),
     Call(dpsgd.normaliser_leak_epsilon, dpsgd.normaliser_leak_epsilon, dict(delta=1e-5, n=455, steps=30, dim=31)),
+    Call(pld_calibration.poisson_gaussian_pld_epsilon, pld_calibration.poisson_gaussian_pld_epsilon,
+         dict(noise_multiplier=1.0, sample_rate=0.1, steps=10, delta=1e-5, grid=1e-2)),
+    Call(pld_calibration.poisson_gaussian_pld_multiplier, pld_calibration.poisson_gaussian_pld_multiplier,
+         dict(epsilon=2.0, sample_rate=0.1, steps=10, delta=1e-5, orders=ORDERS, grid=1e-2, source="compute")),
     # ---- datasets, training -----------------------------------------------------------------------------------
     Call(datasets.Split, datasets.Split, dict(X_train=X, y_train=Y, X_test=X, y_test=Y, feature_names=("a", "b"))),
     Call(datasets.breast_cancer, datasets.breast_cancer, dict(test_fraction=0.2, seed=0)),

@@ -8,6 +8,7 @@ notebooks (~15 s).  Neither can run the site's Python here: Pyodide comes from i
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -103,6 +104,63 @@ def test_site_build_names_the_lectures_it_knows():
     assert "01_foundations" in proc.stderr + proc.stdout
 
 
+DISTRIBUTIONS = {"numpy": "numpy", "scipy": "scipy", "matplotlib": "matplotlib", "cycler": "matplotlib",
+                 "sklearn": "scikit-learn", "ipywidgets": "ipywidgets"}
+"""Top-level module the library imports -> the distribution that provides it in Pyodide / PyPI."""
+FROM_THE_KERNEL = {"IPython"}
+"""Modules every Jupyter kernel has, the Pyodide kernel included (not declared by the wheel)."""
+
+
+def _library_imports() -> tuple[set[str], set[str]]:
+    """Third-party top-level modules ``dp_course`` imports: (always, only inside ``try: ... except ImportError``)."""
+    always: set[str] = set()
+    guarded: set[str] = set()
+
+    def visit(node: ast.AST, in_try: bool) -> None:
+        if isinstance(node, ast.Try) and any(
+                isinstance(h.type, ast.Name) and h.type.id in ("ImportError", "ModuleNotFoundError")
+                for h in node.handlers):
+            for child in node.body:
+                visit(child, True)
+            for child in [*node.handlers, *node.orelse, *node.finalbody]:
+                visit(child, in_try)
+            return
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        for name in names:
+            top = name.split(".")[0]
+            if top not in sys.stdlib_module_names and top not in ("__future__", "dp_course"):
+                (guarded if in_try else always).add(top)
+        for child in ast.iter_child_nodes(node):
+            visit(child, in_try)
+
+    for path in (ROOT / "dp_course").rglob("*.py"):
+        visit(ast.parse(path.read_text(encoding="utf-8")), False)
+    return always, guarded - always
+
+
+def _lite_runtime_dependencies() -> list[str]:
+    tree = ast.parse((ROOT / "tools" / "build_lite.py").read_text(encoding="utf-8"))
+    (value,) = [n.value for n in tree.body if isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "RUNTIME_DEPENDENCIES" for t in n.targets)]
+    deps: list[str] = ast.literal_eval(value)
+    return deps
+
+
+def test_the_lite_wheel_declares_every_package_the_library_needs():
+    """The JupyterLite wheel's requirements cover what ``dp_course`` imports unconditionally (Pyodide installs
+    nothing else), and what it may do without (dp-accounting, ipywidgets) is imported only under a guard."""
+    always, guarded = _library_imports()
+    unknown = always - FROM_THE_KERNEL - set(DISTRIBUTIONS)
+    assert not unknown, f"dp_course imports {sorted(unknown)}: declare them in tools/build_lite.py"
+    needed = {DISTRIBUTIONS[m] for m in always - FROM_THE_KERNEL}
+    assert needed <= set(_lite_runtime_dependencies()), sorted(needed - set(_lite_runtime_dependencies()))
+    assert "dp_accounting" in guarded and "sklearn" in always
+
+
 def test_lite_build_has_the_student_notebooks_and_the_wheel(tmp_path):
     if not LITE_PY.exists():
         reason = ("the JupyterLite tools are not installed (.venv-lite; `python3 run.py test` or `run.py lite` "
@@ -134,7 +192,12 @@ def test_lite_build_has_the_student_notebooks_and_the_wheel(tmp_path):
     assert library <= set(names), f"missing from the wheel: {sorted(library - set(names))}"   # subpackages too
     assert not any(n.startswith("autograder/") for n in names), "the grading tools must stay out of the browser"
     requires = set(re.findall(r"^Requires-Dist: ([A-Za-z0-9_.\-]+)", meta, re.M))
-    assert requires == {"numpy", "scipy", "matplotlib", "ipywidgets"}
+    assert requires == {"numpy", "scipy", "matplotlib", "scikit-learn", "ipywidgets"}
+    # lecture 06's exact multipliers travel with the library (dp-accounting has no Pyodide build)
+    assert "dp_course/data/pld_multipliers.json" in names
+    for rel in lectures:
+        text = (site / "files" / rel).read_text()
+        assert not re.search(r"\b(from|import)\s+dp_accounting\b", text), f"{rel} imports dp-accounting"
     config = json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
     extensions = {e["name"] for e in config["federated_extensions"]}
     assert {"@jupyter-widgets/jupyterlab-manager", "@jupyterlite/pyodide-kernel-extension"} <= extensions

@@ -92,6 +92,20 @@ def _offline(page: Path) -> None:
     assert mathjax.is_file() and mathjax.stat().st_size > 10_000, mathjax
     for name in MATHJAX_CONFIG.split(","):
         assert (mathjax.parent / "config" / f"{name}.js").is_file(), name
+    # the packaged MathJax ships the STIX-Web fonts only: fast preview and assistive MathML (which fetch the TeX
+    # fonts, a 404 offline) are off, as on the course site, and every file the page names is there beside it
+    configs = re.findall(r'<script type="text/x-mathjax-config">(.*?)</script>', html, re.S)
+    (config,) = [c for c in configs if "HTML-CSS" in c]      # the kit's (nbconvert's own sets the TeX input only)
+    assert re.search(r'"fast-preview":\s*\{disabled:\s*true\}', config), config
+    assert re.search(r"AssistiveMML:\s*\{disabled:\s*true\}", config) and "CHTMLpreview: false" in config, config
+    assert 'webFont: "STIX-Web"' in config and "availableFonts: []" in config, config
+    assert not any(re.search(r"(webFont|font)\s*:\s*\"(?!STIX-Web)", c) for c in configs), configs
+    fonts = mathjax.parent / "fonts" / "HTML-CSS"
+    assert (fonts / "STIX-Web").is_dir() and not (fonts / "TeX").exists(), sorted(p.name for p in fonts.iterdir())
+    for ref in re.findall(r"\b(?:src|href)\s*=\s*[\"']([^\"'#][^\"']*)[\"']", html):
+        assert not re.match(r"(https?:)?//", ref), ref
+        if not ref.startswith(("data:", "mailto:")):
+            assert (page.parent / ref.split("?")[0]).resolve().is_file(), ref
     # every way a page is made (dp-course grade / feedback, nbgrader generate_feedback, Formgrader's button)
     # carries the policy that forbids inline scripts and the network (issue 27 item 3)
     (meta,) = [m for m in re.findall(r"<meta\b[^>]*>", html) if 'http-equiv="Content-Security-Policy"' in m]

@@ -20,13 +20,17 @@ second run changes nothing.  ``--check`` only reports (exit 1 if a notebook is o
 
 from __future__ import annotations
 
-import argparse
 import ast
+import sys
 from pathlib import Path
 
 import nbformat
 
 from dp_course.notebook import exercise_label
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from notebook_rewrite import main_over_lectures  # noqa: E402 - a sibling
 
 MARKER = "# an unanswered exercise shows one line, a failing visible test its message first (dp_course.notebook);"
 HEAD = [MARKER, "# figure text readable at the notebook's width (dp_course.style)",
@@ -112,16 +116,9 @@ def update(path: Path, *, write: bool) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("root", nargs="?", type=Path, default=Path(__file__).resolve().parent.parent)
-    parser.add_argument("--check", action="store_true", help="only report; exit 1 if a setup cell is out of date")
-    args = parser.parse_args(argv)
-    stale = []
-    for path in sorted(args.root.glob("solutions/*/*.ipynb")):
-        if update(path, write=not args.check):
-            stale.append(path)
-            print(f"{path.relative_to(args.root)}: setup cell {'out of date' if args.check else 'updated'}")
-    return 1 if args.check and stale else 0
+    return main_over_lectures(argv, __doc__.split("\n\n")[0], lambda path, write: update(path, write=write),
+                              check_help="only report; exit 1 if a setup cell is out of date",
+                              report=lambda check, _: f"setup cell {'out of date' if check else 'updated'}")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,12 @@
 
 Runs in ``.venv-lite`` (``run.py lite`` creates it with the ``lite`` extra of pyproject.toml only).  Steps:
 
-1. a wheel of ``dp_course`` alone (pure Python; depends on numpy, scipy, matplotlib and ipywidgets), built
-   with setuptools from a copy of the package - the grading tools (``autograder``, nbgrader) stay out;
+1. a wheel of ``dp_course`` alone (pure Python; depends on numpy, scipy, matplotlib, scikit-learn and
+   ipywidgets), built
+   with setuptools from a copy of the package - the grading tools (``autograder``, nbgrader) stay out, and so does
+   dp-accounting (dm-tree and absl have no Pyodide build): the wheel carries ``dp_course/data/`` instead, whose
+   table of lecture 06's exact noise multipliers :mod:`dp_course.pld_calibration` reads when dp-accounting is
+   missing;
 2. the student notebooks (``notebooks/``, with their README), each with one cell prepended that installs
    that wheel in the browser's Python (``%pip install``, answered from the site's own package index);
 3. ``jupyter lite build`` with the Pyodide kernel, the wheel in the site's index (``pypi/all.json``) and
@@ -15,13 +19,13 @@ Runs in ``.venv-lite`` (``run.py lite`` creates it with the ``lite`` extra of py
    that the browser can fetch Pyodide, then opens JupyterLab on the lecture index (the notebooks' ``README.md``), or
    says in plain words why Python cannot start and what to do instead of leaving a kernel that never starts.
 
-At run time the site loads Pyodide and its packages (numpy, scipy, matplotlib) from Pyodide's CDN - the version
-pinned here, :data:`PYODIDE_VERSION`, the one the installed ``jupyterlite-pyodide-kernel`` is built for - and
-ipywidgets from PyPI: the only downloads, made by the reader's browser, never by this build.  A course that
+At run time the site loads Pyodide and its packages (numpy, scipy, matplotlib, scikit-learn) from Pyodide's CDN -
+the version pinned here, :data:`PYODIDE_VERSION`, the one the installed ``jupyterlite-pyodide-kernel`` is built for
+- and ipywidgets from PyPI: the only downloads, made by the reader's browser, never by this build. A course that
 hosts Pyodide itself passes ``--pyodide FILE`` (a Pyodide release tarball, ``pyodide-<version>.tar.bz2``, local
-path or URL): the build copies it into the site and the site fetches nothing from a CDN.  What does
-not work there: ``dp-course check`` and grading (no terminal, no subprocesses, no nbgrader), anything that
-needs the file system of your machine; saving keeps work in the browser's storage only.
+path or URL): the build copies it into the site and the site fetches nothing from a CDN. What does not work there:
+``dp-course check`` and grading (no terminal, no subprocesses, no nbgrader), anything that needs the file system of
+your machine; saving keeps work in the browser's storage only.
 """
 
 from __future__ import annotations
@@ -41,7 +45,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FRONT_PAGE = Path(__file__).resolve().parent / "templates" / "lite" / "index.html"
 LAB_SETTINGS = ROOT / "jupyter_config" / "lab_settings" / "overrides.json"
 PYODIDE_CDN = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/{PYODIDE_MJS}"
-RUNTIME_DEPENDENCIES = ["numpy", "scipy", "matplotlib", "ipywidgets"]
+RUNTIME_DEPENDENCIES = ["numpy", "scipy", "matplotlib", "scikit-learn", "ipywidgets"]
+"""What the wheel declares: every package ``dp_course`` imports (scikit-learn: ``dp_course.datasets``), each one
+in Pyodide's own distribution but ipywidgets (from PyPI); ``tests/test_builds.py`` checks the list against the
+library's imports."""
 INSTALL_CELL_ID = "jupyterlite-install-dp-course"
 INSTALL_CELL = ("# JupyterLite only: install the course library into this browser tab's Python (from this site).\n"
                 "%pip install -q dp-course")
@@ -69,7 +76,8 @@ def build_wheel(work: Path) -> Path:
         f'[project]\nname = "dp-course"\nversion = "{_version()}"\nrequires-python = ">=3.11"\n'
         f"dependencies = [{deps}]\n"
         'description = "The helper library of the dp-course notebooks (JupyterLite build)."\n\n'
-        '[tool.setuptools.packages.find]\ninclude = ["dp_course*"]\n')
+        '[tool.setuptools.packages.find]\ninclude = ["dp_course*"]\n\n'
+        '[tool.setuptools.package-data]\ndp_course = ["data/*.json"]\n')
     out = work / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
                     "--disable-pip-version-check", "-w", str(out), str(src)], check=True)

@@ -11,11 +11,13 @@ width.  Idempotent (a second run finds nothing); ``--check`` only reports (exit 
 
 from __future__ import annotations
 
-import argparse
 import re
+import sys
 from pathlib import Path
 
-import nbformat
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from notebook_rewrite import main_over_lectures, of_type, rewrite_cells  # noqa: E402 - a sibling
 
 SMALL = re.compile(r"\bfontsize\s*=\s*(?:[0-9]|[0-9]\.[0-9]*)(?![0-9.])")
 
@@ -27,31 +29,13 @@ def raise_fonts(source: str) -> str:
 
 def update(path: Path, *, write: bool) -> int:
     """Fix one lecture; the number of code cells changed (or, with ``write=False``, that would change)."""
-    nb = nbformat.read(path, as_version=4)
-    changed = 0
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            new = raise_fonts(cell.source)
-            if new != cell.source:
-                changed += 1
-                cell.source = new
-    if changed and write:
-        nbformat.write(nb, path)
-    return changed
+    return rewrite_cells(path, raise_fonts, of_type("code"), write=write)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("root", nargs="?", type=Path, default=Path(__file__).resolve().parent.parent)
-    parser.add_argument("--check", action="store_true", help="only report; exit 1 if a cell would change")
-    args = parser.parse_args(argv)
-    total = 0
-    for path in sorted(args.root.glob("solutions/*/*.ipynb")):
-        n = update(path, write=not args.check)
-        if n:
-            total += n
-            print(f"{path.relative_to(args.root)}: {n} cells {'with small fonts' if args.check else 'fixed'}")
-    return 1 if args.check and total else 0
+    return main_over_lectures(argv, __doc__.split("\n\n")[0], lambda path, write: update(path, write=write),
+                              check_help="only report; exit 1 if a cell would change",
+                              report=lambda check, n: f"{n} cells {'with small fonts' if check else 'fixed'}")
 
 
 if __name__ == "__main__":

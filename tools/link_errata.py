@@ -17,12 +17,13 @@ student versions (``dp-course release``).
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
 
-import nbformat
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from notebook_rewrite import of_type, parse_args, rewrite_cells, run_over_lectures  # noqa: E402 - a sibling
 
 URL = "../../docs/errata.md#erratum-{n}"
 MENTION = re.compile(r"`?ERRATA(?:\.md`)?\s+(?:items?\s+)?(\d+)((?:(?:,\s*|,?\s+and\s+)\d+)*)")
@@ -64,37 +65,22 @@ def anchors(errata: str) -> set[int]:
 
 def update_notebook(path: Path, *, write: bool) -> bool:
     """Link the mentions of one lecture; whether it changed (or, with ``write=False``, would change)."""
-    nb = nbformat.read(path, as_version=4)
-    changed = False
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            new = link_mentions(cell.source)
-            if new != cell.source:
-                changed = True
-                cell.source = new
-    if changed and write:
-        nbformat.write(nb, path)
-    return changed
+    return rewrite_cells(path, link_mentions, of_type("markdown"), write=write) > 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("root", nargs="?", type=Path, default=Path(__file__).resolve().parent.parent)
-    parser.add_argument("--check", action="store_true", help="only report; exit 1 if something would change")
-    args = parser.parse_args(argv)
-    stale = []
+    args = parse_args(__doc__.split("\n\n")[0], argv, "only report; exit 1 if something would change")
+    state = "not linked yet" if args.check else "linked"
     errata = args.root / "docs" / "errata.md"
     text = errata.read_text(encoding="utf-8")
-    if anchor_items(text) != text:
-        stale.append(errata)
+    stale_page = anchor_items(text) != text
+    if stale_page:
+        print(f"{errata.relative_to(args.root)}: {state}")
         if not args.check:
             errata.write_text(anchor_items(text), encoding="utf-8")
-    for path in sorted(args.root.glob("solutions/*/*.ipynb")):
-        if update_notebook(path, write=not args.check):
-            stale.append(path)
-    for path in stale:
-        print(f"{path.relative_to(args.root)}: {'not linked yet' if args.check else 'linked'}", file=sys.stdout)
-    return 1 if args.check and stale else 0
+    stale = run_over_lectures(args.root, lambda path, write: update_notebook(path, write=write), check=args.check,
+                              report=lambda _, n: state)
+    return 1 if args.check and (stale_page or stale) else 0
 
 
 if __name__ == "__main__":

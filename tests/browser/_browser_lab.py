@@ -8,9 +8,14 @@ the server.  The server works on a copy of the course (Run All and saving never 
 from __future__ import annotations
 
 import ast
+import contextlib
+import functools
+import http.server
 import os
 import re
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +37,38 @@ def require(what: str, ok: bool) -> None:
     if os.environ.get("DP_COURSE_CI") == "1":
         pytest.fail(f"{reason} (required in CI: DP_COURSE_CI=1)")
     pytest.skip(reason)
+
+
+def playwright_or_skip():
+    """Playwright's ``sync_playwright`` once Debian's chromium and the playwright package are both there; else the
+    test is skipped with the reason (a failure in CI, see :func:`require`)."""
+    require(CHROMIUM_NEEDED, CHROMIUM.exists())
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require(PLAYWRIGHT_NEEDED, False)
+    return sync_playwright
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+@contextlib.contextmanager
+def serve_folder(folder: Path) -> Iterator[str]:
+    """A plain static HTTP server on 127.0.0.1 (a free port) over ``folder``, in a thread; yields its base URL
+    (ending in ``/``) and stops it on exit.  For the built site and JupyterLite pages."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(_QuietHandler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 ARTIFACTS = Path(os.environ.get("DP_COURSE_ARTIFACTS", ROOT / "artifacts")) / "browser"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -10,26 +10,18 @@ builder passes with ``--pyodide``; none is available here).
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
 
-from _browser_lab import ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, launch, require
+from _browser_lab import ARTIFACTS, Console, launch, playwright_or_skip, require, serve_folder
 from _lab_server import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-lite")]
 LITE_PY = ROOT / ".venv-lite" / "bin" / "python"
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        return None
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +32,8 @@ def lite_site(tmp_path_factory):
     proc = subprocess.run([sys.executable, str(ROOT / "run.py"), "lite", "-o", str(out)], cwd=ROOT,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield out, f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
+    with serve_folder(out) as base:
+        yield out, base
 
 
 def test_lite_pins_pyodide_and_carries_the_course_settings(lite_site):
@@ -57,11 +47,7 @@ def test_lite_pins_pyodide_and_carries_the_course_settings(lite_site):
 
 
 def test_lite_says_why_python_cannot_start_and_still_opens_the_index(lite_site):
-    require(CHROMIUM_NEEDED, CHROMIUM.exists())
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require(PLAYWRIGHT_NEEDED, False)
+    sync_playwright = playwright_or_skip()
     out, base = lite_site
     console = Console()
     with sync_playwright() as pw:

@@ -10,18 +10,15 @@ page sizes are written to ``artifacts/browser/site.txt``, with a screenshot of e
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import subprocess
 import sys
-import threading
 import time
 from urllib.parse import urldefrag, urljoin
 
 import pytest
 
-from _browser_lab import ARTIFACTS, CHROMIUM, CHROMIUM_NEEDED, PLAYWRIGHT_NEEDED, Console, launch, require
+from _browser_lab import ARTIFACTS, Console, launch, playwright_or_skip, serve_folder
 from _lab_server import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-site")]
@@ -41,11 +38,6 @@ _PAGE_STATE = """async () => {
 _RAW_TEX = ("\\varepsilon", "\\delta", "\\frac", "\\mathbb", "\\sum", "\\le ", "$$")
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        return None
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     out = tmp_path_factory.mktemp("site") / "site"
@@ -59,19 +51,12 @@ def site(tmp_path_factory):
     sizes = {p.name: p.stat().st_size for p in sorted(out.glob("*.html"))}
     (ARTIFACTS / "site.txt").write_text(f"build: {seconds:.0f} s\n" + "".join(
         f"{name}: {size / 2**20:.2f} MB\n" for name, size in sizes.items()) + proc.stdout)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(out)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield out, f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
+    with serve_folder(out) as base:
+        yield out, base
 
 
 def test_every_site_page_reads_offline(site):
-    require(CHROMIUM_NEEDED, CHROMIUM.exists())
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        require(PLAYWRIGHT_NEEDED, False)
+    sync_playwright = playwright_or_skip()
     out, base = site
     lectures = sorted(p.name for p in (ROOT / "notebooks").iterdir() if (p / f"{p.name}.ipynb").is_file())
     pages = ["index.html", "errata.html", "guide.html", *(f"{name}.html" for name in lectures)]
