@@ -49,7 +49,7 @@ def _bounded(cache: dict[Any, str], key: Any, make: Callable[[], str]) -> str:
     return hit
 
 
-class MemoisedHTMLExporter(HTMLExporter):  # type: ignore[misc]  # nbconvert is untyped
+class MemoisedHTMLExporter(HTMLExporter):
     """nbconvert's ``HTMLExporter`` that renders each distinct cell fragment once per process.
 
     The pages of one assignment repeat the same instructor cells for every student: the same Markdown text and
@@ -69,7 +69,7 @@ class MemoisedHTMLExporter(HTMLExporter):  # type: ignore[misc]  # nbconvert is 
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]  # nbconvert is untyped
         self.highlighted: dict[tuple[str, str, str | None, str | None], str] = {}
         self.markdown: dict[tuple[str, str], str] = {}
         self.cleaned: dict[str, str] = {}
@@ -79,12 +79,12 @@ class MemoisedHTMLExporter(HTMLExporter):  # type: ignore[misc]  # nbconvert is 
         ``from_notebook_node``) is wrapped so that a source already highlighted is not highlighted again."""
         if name == "highlight_code" and type(jinja_filter) is Highlight2HTML:
             jinja_filter = self._highlighter(jinja_filter)
-        return super().register_filter(name, jinja_filter)
+        return super().register_filter(name, jinja_filter)  # type: ignore[no-untyped-call]
 
     def _highlighter(self, highlight: Highlight2HTML) -> Callable[..., str]:
         lexer = str(highlight.pygments_lexer)
         if highlight.extra_formatter_options:  # a configured formatter: no reuse (the key would not hold it)
-            return highlight  # type: ignore[no-any-return]
+            return highlight
 
         def highlight_code(source: str, language: str | None = None, metadata: Any = None) -> str:
             magics = metadata.get("magics_language") if isinstance(metadata, dict) else None
@@ -94,7 +94,7 @@ class MemoisedHTMLExporter(HTMLExporter):  # type: ignore[misc]  # nbconvert is 
 
     def default_filters(self) -> Any:
         """nbconvert's filters, with ``markdown2html`` and ``clean_html`` remembered (see the class)."""
-        for name, item in super().default_filters():
+        for name, item in super().default_filters():  # type: ignore[no-untyped-call]
             yield name, (self._markdown2html if name == "markdown2html" else item)
 
     @jinja2.pass_context
@@ -106,7 +106,7 @@ class MemoisedHTMLExporter(HTMLExporter):  # type: ignore[misc]  # nbconvert is 
         return _bounded(self.markdown, (str(source), path), lambda: str(self.markdown2html(context, source)))
 
     def _create_environment(self) -> Any:
-        env = super()._create_environment()
+        env = super()._create_environment()  # type: ignore[no-untyped-call]
         clean = env.filters.get("clean_html")
         if clean is not None and not getattr(clean, "jinja_pass_arg", None):
             env.filters["clean_html"] = lambda html: _bounded(self.cleaned, str(html), lambda: clean(html))
