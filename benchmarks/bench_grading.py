@@ -324,6 +324,7 @@ def render(r: dict) -> str:
             "",
             "Generating a student's page must cost at most 15 % of grading the notebook.  Each worker renders the "
             "pages of the submission it has just graded, with nbgrader's feedback exporter built once per worker "
+            "and the fragments of the cells every page repeats rendered once "
             "(`autograder/feedback/feedback_render.py`); the grader's main process checks each page for "
             "hidden-test lines and publishes it.  Two measures, side by side on the same submissions: *in the workers*, the time "
             "spent rendering pages against the time in nbgrader's `autograde`, summed over the jobs of the runs "
@@ -340,6 +341,12 @@ def render(r: dict) -> str:
                      f"{100 * c['worker_ratio']:.1f} % | " if c.get("worker_ratio") is not None else "- | - | - | ")
                   + f"{c['with_feedback']:.1f} | {c['without_feedback']:.1f} | {100 * c['ratio']:+.1f} % ("
                   + ", ".join(f"{100 * x:+.1f} %" for x in c["rounds"]) + ") |" for c in costs]
+        if max(r["load_average_before"][0], r["load_average_after"][0]) > 2 * r["cores"]:
+            lines += ["", f"**The machine was overloaded during this run** (load average above twice its {r['cores']} "
+                      "cores, from other jobs): the kernels, the pages and the other jobs queued for the same cores, "
+                      "and the two wall times ran under different loads, so these ratios measure the machine more "
+                      "than the feedback.  The CPU each page costs, measured apart from the load, is in "
+                      "`docs/design.md` (*What a page costs*)."]
     lines += [
         "",
         "## How throughput scales with cores",

@@ -38,7 +38,7 @@ from autograder.course import cells, course
 from autograder import cli, demo
 from autograder.feedback import feedback
 from autograder.run.feedback_refresh import INDEX, refresh_feedback
-from autograder.feedback.feedback_render import FeedbackRenderer
+from autograder.feedback.feedback_render import FeedbackRenderer, MemoisedHTMLExporter
 from autograder.run.grading import grade
 from autograder.course.limits import Limits
 from autograder.course.offline_maths import MATHJAX_CONFIG
@@ -246,12 +246,18 @@ def test_one_renderer_writes_the_pages_generate_feedback_writes(graded: Graded) 
     renderer = FeedbackRenderer(CourseDirectory(config=config), config)
     pages = {}
     exporters = set()
+    remembered = []
     for student in ("alice", "carol", "alice"):
         result = renderer.render(NAME, student)
         assert result["success"], result.get("error")
         exporters.add(id(renderer.converter.exporter))
         pages[student] = _page(crs, student).read_bytes()
+        exporter = renderer.converter.exporter
+        assert isinstance(exporter, MemoisedHTMLExporter)
+        remembered.append((len(exporter.highlighted), len(exporter.markdown), len(exporter.cleaned)))
     assert len(exporters) == 1  # built by the first page, reused by the next two
+    # the fragments of the instructor's cells were rendered once: alice's second page needed nothing new
+    assert min(remembered[0]) > 0 and remembered[2] == remembered[1], remembered
     assert b"hidden tests are not shown" in pages["carol"] and pages["alice"] != pages["carol"]
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     for student in ("alice", "carol"):

@@ -21,15 +21,96 @@ import io
 import logging
 import os
 import traceback
+from collections.abc import Callable
 from typing import Any
 
+import jinja2
+from nbconvert.exporters import HTMLExporter
+from nbconvert.filters.highlight import Highlight2HTML
 from nbgrader.converters import GenerateFeedback
 from nbconvert.writers.files import FilesWriter
 from nbgrader.coursedir import CourseDirectory
 from traitlets import Bool
 from traitlets.config import Config
 
-__all__ = ["ReusableGenerateFeedback", "FeedbackRenderer"]
+__all__ = ["MemoisedHTMLExporter", "ReusableGenerateFeedback", "FeedbackRenderer"]
+
+CACHE_LIMIT = 20000
+"""At most this many rendered fragments are kept per filter (each a cell's HTML: a few MB in all)."""
+
+
+def _bounded(cache: dict[Any, str], key: Any, make: Callable[[], str]) -> str:
+    """``cache[key]``, made by ``make()`` the first time; the cache is emptied when it reaches :data:`CACHE_LIMIT`."""
+    hit = cache.get(key)
+    if hit is None:
+        if len(cache) >= CACHE_LIMIT:
+            cache.clear()
+        hit = cache[key] = make()
+    return hit
+
+
+class MemoisedHTMLExporter(HTMLExporter):
+    """nbconvert's ``HTMLExporter`` that renders each distinct cell fragment once per process.
+
+    The pages of one assignment repeat the same instructor cells for every student: the same Markdown text and
+    the same locked code.  Three of the template's filters are pure functions of their arguments and the
+    exporter's (fixed) settings, so their results are kept and reused, and a page stays byte for byte what
+    nbconvert's ``HTMLExporter`` writes:
+
+    * ``highlight_code`` (Pygments): keyed on the notebook's lexer, the source, the language and the cell's
+      ``magics_language`` (the only piece of cell metadata the filter reads);
+    * ``markdown2html`` (mistune): keyed on the source and the notebook's folder (``resources.metadata.path``);
+      a cell with attachments is rendered every time;
+    * ``clean_html`` (the kit's bleach pass, :func:`autograder.feedback.safe_markup.clean_html`): keyed on the
+      HTML it cleans.
+
+    nbconvert's other work (the preprocessors, the Jinja template, its BeautifulSoup pass over the whole page)
+    runs for every page as before.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]  # nbconvert is untyped
+        self.highlighted: dict[tuple[str, str, str | None, str | None], str] = {}
+        self.markdown: dict[tuple[str, str], str] = {}
+        self.cleaned: dict[str, str] = {}
+
+    def register_filter(self, name: str, jinja_filter: Any) -> Any:
+        """nbconvert's ``register_filter``; the notebook's ``highlight_code`` (registered by every
+        ``from_notebook_node``) is wrapped so that a source already highlighted is not highlighted again."""
+        if name == "highlight_code" and type(jinja_filter) is Highlight2HTML:
+            jinja_filter = self._highlighter(jinja_filter)
+        return super().register_filter(name, jinja_filter)  # type: ignore[no-untyped-call]
+
+    def _highlighter(self, highlight: Highlight2HTML) -> Callable[..., str]:
+        lexer = str(highlight.pygments_lexer)
+        if highlight.extra_formatter_options:  # a configured formatter: no reuse (the key would not hold it)
+            return highlight
+
+        def highlight_code(source: str, language: str | None = None, metadata: Any = None) -> str:
+            magics = metadata.get("magics_language") if isinstance(metadata, dict) else None
+            key = (lexer, str(source), language, None if magics is None else str(magics))
+            return _bounded(self.highlighted, key, lambda: str(highlight(source, language, metadata)))
+        return highlight_code
+
+    def default_filters(self) -> Any:
+        """nbconvert's filters, with ``markdown2html`` and ``clean_html`` remembered (see the class)."""
+        for name, item in super().default_filters():  # type: ignore[no-untyped-call]
+            yield name, (self._markdown2html if name == "markdown2html" else item)
+
+    @jinja2.pass_context
+    def _markdown2html(self, context: Any, source: str) -> str:
+        cell = context.get("cell", {})
+        if cell.get("attachments"):
+            return str(self.markdown2html(context, source))
+        path = str(context.get("resources", {}).get("metadata", {}).get("path", ""))
+        return _bounded(self.markdown, (str(source), path), lambda: str(self.markdown2html(context, source)))
+
+    def _create_environment(self) -> Any:
+        env = super()._create_environment()  # type: ignore[no-untyped-call]
+        clean = env.filters.get("clean_html")
+        if clean is not None and not getattr(clean, "jinja_pass_arg", None):
+            env.filters["clean_html"] = lambda html: _bounded(self.cleaned, str(html), lambda: clean(html))
+        return env
 
 
 class ReusableGenerateFeedback(GenerateFeedback):  # type: ignore[misc]  # nbgrader is untyped
@@ -43,7 +124,9 @@ class ReusableGenerateFeedback(GenerateFeedback):  # type: ignore[misc]  # nbgra
         if self.built:
             return
         self.writer = FilesWriter(parent=self, config=self.config)  # type: ignore[no-untyped-call]
-        self.exporter = self.exporter_class(parent=self, config=self.config)
+        # nbgrader's HTMLExporter, with the cell fragments every page repeats rendered once per process
+        exporter_class = MemoisedHTMLExporter if self.exporter_class is HTMLExporter else self.exporter_class
+        self.exporter = exporter_class(parent=self, config=self.config)
         for pp in self.preprocessors:
             self.exporter.register_preprocessor(pp)
         _ = self.exporter.template       # the Jinja template, loaded and compiled now

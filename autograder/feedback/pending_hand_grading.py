@@ -44,13 +44,17 @@ class PendingHandGrading(Preprocessor):
         info = resources["nbgrader"]
         pending: list[tuple[str, float]] = []
         with Gradebook(info["db_url"]) as gb:
+            try:  # the notebook's grades in one query (not one per graded cell)
+                grades = {g.name: g for g in gb.find_submission_notebook(
+                    info["notebook"], info["assignment"], info["student"]).grades}
+            except MissingEntry:
+                grades = {}
             for cell in nb.cells:
                 if not nbutils.is_grade(cell):
                     continue
                 gid = cell.metadata.nbgrader["grade_id"]
-                try:
-                    grade = gb.find_grade(gid, info["notebook"], info["assignment"], info["student"])
-                except MissingEntry:
+                grade = grades.get(gid)
+                if grade is None:
                     continue
                 if grade.needs_manual_grade and grade.manual_score is None:
                     pending.append((gid, float(grade.max_score or 0.0)))
