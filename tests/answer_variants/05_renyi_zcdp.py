@@ -278,4 +278,156 @@ VARIANTS = {
             """, "at_most": 1},
         ],
     },
+    # ---------------------------------------------------------------- Exercise 4 (a): the exact Gaussian profile
+    "ex4a_profile": {
+        "correct_alt": [
+            # ln(A - B) as a signed logsumexp, one epsilon at a time
+            """
+            def gaussian_log_profile(epsilon, sigma, sensitivity):
+                def one(e):
+                    a = sensitivity / (2 * sigma) - e * sigma / sensitivity
+                    b = -sensitivity / (2 * sigma) - e * sigma / sensitivity
+                    return special.logsumexp([special.log_ndtr(a), e + special.log_ndtr(b)], b=[1.0, -1.0])
+                out = np.vectorize(one, otypes=[float])(np.asarray(epsilon, dtype=float))
+                return float(out) if out.ndim == 0 else out
+            """,
+            # scipy.stats' logcdf and log1p(-exp(.)) in place of log_ndtr and expm1
+            """
+            def gaussian_log_profile(epsilon, sigma, sensitivity):
+                epsilon = np.asarray(epsilon, dtype=float)
+                z = epsilon * sigma / sensitivity
+                log_a = stats.norm.logcdf(sensitivity / (2 * sigma) - z)
+                log_b = epsilon + stats.norm.logcdf(-sensitivity / (2 * sigma) - z)
+                return log_a + np.log1p(-np.exp(log_b - log_a))
+            """,
+        ],
+        "wrong": [
+            # the formula typed as it stands (linear space): e^epsilon overflows, both terms underflow
+            """
+            def gaussian_log_profile(epsilon, sigma, sensitivity):
+                epsilon = np.asarray(epsilon, dtype=float)
+                a = sensitivity / (2 * sigma) - epsilon * sigma / sensitivity
+                b = -sensitivity / (2 * sigma) - epsilon * sigma / sensitivity
+                with np.errstate(all="ignore"):
+                    return np.log(stats.norm.cdf(a) - np.exp(epsilon) * stats.norm.cdf(b))
+            """,
+            # half in log-space: the second term still formed as e^epsilon Phi(b)
+            """
+            def gaussian_log_profile(epsilon, sigma, sensitivity):
+                epsilon = np.asarray(epsilon, dtype=float)
+                a = sensitivity / (2 * sigma) - epsilon * sigma / sensitivity
+                b = -sensitivity / (2 * sigma) - epsilon * sigma / sensitivity
+                with np.errstate(all="ignore"):
+                    log_second = np.log(np.exp(epsilon) * special.ndtr(b))
+                    return special.log_ndtr(a) + np.log(-np.expm1(log_second - special.log_ndtr(a)))
+            """,
+            # the tail bound P(L > epsilon) instead of the profile
+            """
+            def gaussian_log_profile(epsilon, sigma, sensitivity):
+                mu = sensitivity**2 / (2 * sigma**2)
+                return stats.norm.logsf(np.asarray(epsilon, dtype=float), loc=mu, scale=np.sqrt(2 * mu))
+            """,
+            # the library's exact profile: right wherever delta is a float, -inf below 1e-308
+            {"code": """
+            def gaussian_log_profile(epsilon, sigma, sensitivity):
+                with np.errstate(divide="ignore"):
+                    return np.log(GaussianPLD.from_mechanism(sigma, sensitivity).delta_for_epsilon(epsilon))
+            """, "at_most": 0},
+            # trivial: delta = 1 everywhere
+            {"code": """
+            def gaussian_log_profile(epsilon, sigma, sensitivity):
+                return np.zeros_like(np.asarray(epsilon, dtype=float))
+            """, "at_most": 0},
+        ],
+    },
+    # ---------------------------------------------------------------- Exercise 4 (b): the smallest sigma
+    "ex4b_sigma": {
+        "correct_alt": [
+            # bisection by hand on ln sigma, returning the end that meets the target
+            """
+            def calibrate_gaussian_sigma(epsilon, log_inv_delta, sensitivity):
+                def meets(log_sigma):
+                    return gaussian_log_profile(epsilon, np.exp(log_sigma), 1.0) <= -log_inv_delta
+                fails, passes = 0.0, 0.0
+                while meets(fails):
+                    fails -= 1.0
+                while not meets(passes):
+                    passes += 1.0
+                for _ in range(200):
+                    middle = 0.5 * (fails + passes)
+                    if middle in (fails, passes):
+                        break
+                    if meets(middle):
+                        passes = middle
+                    else:
+                        fails = middle
+                return float(sensitivity * np.exp(passes))
+            """,
+            # TOMS 748 on sigma itself, bracketed from the classical formula
+            """
+            def calibrate_gaussian_sigma(epsilon, log_inv_delta, sensitivity):
+                def excess(sigma):
+                    return gaussian_log_profile(epsilon, sigma, 1.0) + log_inv_delta
+                high = np.sqrt(2 * (np.log(1.25) + log_inv_delta)) / epsilon
+                while excess(high) > 0:
+                    high *= 2.0
+                low = high / 2
+                while excess(low) <= 0:
+                    low /= 2.0
+                result = optimize.root_scalar(excess, bracket=(low, high), method="toms748", xtol=1e-300,
+                                              rtol=4 * np.finfo(float).eps, maxiter=500)
+                return float(sensitivity * result.root)
+            """,
+        ],
+        "wrong": [
+            # the classical formula: loose below epsilon ~ 8, invalid above
+            """
+            def calibrate_gaussian_sigma(epsilon, log_inv_delta, sensitivity):
+                return float(sensitivity * np.sqrt(2 * (np.log(1.25) + log_inv_delta)) / epsilon)
+            """,
+            # the zCDP route: rho of Exercise 2(b), then sigma = Delta / sqrt(2 rho) (valid, not the smallest)
+            """
+            def calibrate_gaussian_sigma(epsilon, log_inv_delta, sensitivity):
+                rho = (epsilon / (np.sqrt(log_inv_delta + epsilon) + np.sqrt(log_inv_delta))) ** 2
+                return float(sensitivity / np.sqrt(2 * rho))
+            """,
+            # the wrong end of the bracket: a bisection to 1e-9 that returns the end that FAILS the target
+            """
+            def calibrate_gaussian_sigma(epsilon, log_inv_delta, sensitivity):
+                def meets(log_sigma):
+                    return gaussian_log_profile(epsilon, np.exp(log_sigma), 1.0) <= -log_inv_delta
+                fails, passes = -1.0, 1.0
+                while meets(fails):
+                    fails -= 1.0
+                while not meets(passes):
+                    passes += 1.0
+                while passes - fails > 1e-9:
+                    middle = 0.5 * (fails + passes)
+                    if meets(middle):
+                        passes = middle
+                    else:
+                        fails = middle
+                return float(sensitivity * np.exp(fails))
+            """,
+            # the bracket the wrong way round: takes delta to grow with sigma, and ends at an end of the bracket
+            """
+            def calibrate_gaussian_sigma(epsilon, log_inv_delta, sensitivity):
+                low, high = np.log(1e-3), np.log(1e3)
+                for _ in range(200):
+                    middle = 0.5 * (low + high)
+                    if gaussian_log_profile(epsilon, np.exp(middle), 1.0) <= -log_inv_delta:
+                        low = middle
+                    else:
+                        high = middle
+                return float(sensitivity * np.exp(low))
+            """,
+            # the library's calibration: exact wherever delta = e^-kappa is a float, an error below 1e-308
+            {"code": """
+            from dp_course.calibration import gaussian_sigma
+
+            def calibrate_gaussian_sigma(epsilon, log_inv_delta, sensitivity):
+                return gaussian_sigma(epsilon, np.exp(-log_inv_delta), sensitivity)
+            """, "at_most": 0},
+        ],
+    },
 }
