@@ -42,6 +42,7 @@ from nbgrader import utils as nbutils
 from ..isolation.kernels import copy_workdir
 from ..course.limits import Limits as GradingLimits
 from ..isolation import headless
+from ..isolation.reaping import death_signal_hook
 from . import agent, codec, loader, plain, session
 
 __all__ = ["PACKAGE", "Settings", "TrustedKernelError", "CellReport", "RunResult", "TrustedKernel",
@@ -285,8 +286,13 @@ class TrustedKernel:
         self.notebooks = 0
 
     def start(self) -> TrustedKernel:
-        """Start the kernel and load :mod:`autograder.trusted.session` in it."""
-        run_sync(self.km.start_kernel)(cwd=str(self.workdir), extra_arguments=list(TRUSTED_KERNEL_ARGS))
+        """Start the kernel and load :mod:`autograder.trusted.session` in it.
+
+        The kernel is killed when the thread that started it ends, however it ends (even by SIGKILL: a worker
+        killed on its job's deadline): :func:`autograder.isolation.reaping.death_signal_hook`.  Start it from a
+        thread that lives as long as the kernel is used (a worker's main thread)."""
+        run_sync(self.km.start_kernel)(cwd=str(self.workdir), extra_arguments=list(TRUSTED_KERNEL_ARGS),
+                                       preexec_fn=death_signal_hook())
         self.kc = self.km.client()
         self.kc.start_channels()
         run_sync(self.kc.wait_for_ready)(timeout=self.startup_timeout)
