@@ -10,6 +10,7 @@ process that started it is killed.  The end-to-end case (a grading worker killed
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -105,10 +106,8 @@ def test_sweep_finds_an_orphan_by_its_token_and_only_by_it() -> None:
         assert reaping.sweep(run) == []
     finally:
         for pid in (orphan, kept):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 _DEATH_SIGNAL = """
@@ -153,7 +152,5 @@ def test_the_trusted_kernel_dies_with_the_worker_that_started_it() -> None:
         assert _gone(kernel, created, 10), psutil.Process(kernel).cmdline()
     finally:
         proc.kill()
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(kernel, signal.SIGKILL)
-        except ProcessLookupError:
-            pass

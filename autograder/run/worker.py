@@ -160,8 +160,13 @@ def _drop_stale_cells(path: Path, source: Path) -> None:
         return
 
 
+_TERMINATED: list[int] = []
+
+
 def _terminate(signum: int, frame: Any) -> None:
-    """SIGTERM: end like an exception, so that the kernels are shut down on the way out (``finally``, atexit)."""
+    """SIGTERM: end like an exception, so that the kernels are shut down on the way out (``finally``, atexit).
+    nbgrader reports what interrupts a job as a failed job, so the loop checks :data:`_TERMINATED` too."""
+    _TERMINATED.append(signum)
     raise SystemExit(128 + signum)
 
 
@@ -195,6 +200,8 @@ def _serve_lines(api: Any, root: Path, out: Any, renderer: FeedbackRenderer) -> 
             traceback.print_exc()
             reply = Reply(data.get("student"), data.get("assignment"), False,
                           error=f"{type(exc).__name__}: {exc}"[:400])
+        if _TERMINATED:  # no reply: the job was cut short; the pool sees the worker end, and grades it again
+            raise SystemExit(128 + _TERMINATED[0])
         out.write(json.dumps(reply.to_json()) + "\n")
         out.flush()
 

@@ -287,8 +287,13 @@ def test_too_many_files_stop_the_kernel(memory_run: dict[str, Any]) -> None:
 
 
 def test_iopub_flood_does_not_grow_the_worker(memory_run: dict[str, Any]) -> None:
-    r = _check(memory_run, "iopub", [hostile.FULL, hostile.FROM_EX2_ON], set())
-    assert {"output_truncated", "memory_limit"} & {str(e.kind) for e in r.events}, r.events
+    # the kernel stopped for its tree's memory (exercises 2 and 3 lost), or, on a loaded machine where the
+    # messages queue up inside the kernel, only the flooding cell itself raising MemoryError (exercise 2 lost)
+    r = _check(memory_run, "iopub", [hostile.FULL, hostile.FROM_EX2_ON, hostile.EX2_BROKEN], set())
+    kinds = {str(e.kind) for e in r.events}
+    assert {"output_truncated", "memory_limit"} & kinds or "memory_error" in kinds, r.events
+    if {k: v[0] for k, v in r.exercises.items() if k != "q4_answer"} == hostile.EX2_BROKEN:
+        assert any(str(e.kind) == "memory_error" and e.cell == "ex2_answer" for e in r.events), r.events
 
 
 def test_output_is_capped_as_it_streams(memory_run: dict[str, Any]) -> None:

@@ -8,6 +8,8 @@ Two bad paths, each forced on the toy assignment with one submission whose exerc
   worker (SIGKILL: no ``finally``, no atexit).  The trusted kernel dies with its worker (``PR_SET_PDEATHSIG``);
   the launcher is an orphan adopted by ``init``, in no tree of the grader, and the main process's sweep finds
   it by its token and kills it with its sandbox, logging a grader fault.
+* **sent SIGTERM** -- the same, but the worker is sent SIGTERM: it ends like an exception and shuts its kernels
+  down on the way out.
 * **killed on its job's deadline** -- the pool's deadline for the first attempt is cut to a few seconds, so the
   pool itself kills the worker mid-notebook: with its whole tree (kernels in sessions of their own included).
 
@@ -20,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import textwrap
 import threading
 import time
 from pathlib import Path
@@ -55,8 +56,9 @@ class Watcher:
     with ``kill=True`` it also does the bad thing once the worker runs the sleeping notebook: stops the trusted
     kernel and the launcher, then kills the worker."""
 
-    def __init__(self, kill: bool) -> None:
+    def __init__(self, kill: bool, signum: int = signal.SIGKILL) -> None:
         self.kill = kill
+        self.signum = signum
         self.kernels: dict[int, psutil.Process] = {}
         self.stopped: list[str] = []
         self.killed_worker = False
@@ -104,15 +106,15 @@ class Watcher:
             for p in (*trusted, *launcher):
                 p.suspend()
                 self.stopped.append(reaping.describe(p))
-            worker.kill()
+            worker.send_signal(self.signum)
             self.killed_worker = True
 
 
-def _run(tmp: Path, toy: hostile.Toy, sandbox: str, kill: bool) -> tuple[Any, Watcher]:
+def _run(tmp: Path, toy: hostile.Toy, sandbox: str, kill: bool, signum: int = signal.SIGKILL) -> tuple[Any, Watcher]:
     subs = tmp / "subs"
     nb = cells.set_answer(toy.full, "ex2_answer", SLEEP, mode="prepend")
     hostile.write_notebook(subs / f"sleepy_{NAME}.ipynb", nb)
-    with Watcher(kill) as watcher:
+    with Watcher(kill, signum) as watcher:
         run = grade(subs, tmp / "out", solutions_dir=toy.solutions, workers=1, limits=LIMITS, progress=False,
                     sandbox_mode=sandbox)
     return run, watcher
@@ -144,6 +146,15 @@ def test_worker_killed_from_outside_leaves_no_kernel(tmp_path: Path, toy: hostil
     _assert_graded_again(run)
     faults = [r.getMessage() for r in caplog.records if "grader fault" in r.getMessage()]
     assert any("autograder.isolation.sandbox launch" in m for m in faults), faults  # the orphaned launcher
+
+
+@pytest.mark.timeout(900)
+def test_worker_sent_sigterm_leaves_no_kernel(tmp_path: Path, toy: hostile.Toy, grading_sandbox: str) -> None:
+    """SIGTERM ends the worker like an exception: it shuts its kernels down on the way out (stopped or not)."""
+    run, watcher = _run(tmp_path, toy, grading_sandbox, kill=True, signum=signal.SIGTERM)
+    assert watcher.killed_worker and len(watcher.stopped) == 2, watcher.stopped
+    _assert_all_gone(watcher)
+    _assert_graded_again(run)
 
 
 @pytest.mark.timeout(900)
