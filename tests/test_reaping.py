@@ -113,7 +113,7 @@ def test_sweep_finds_an_orphan_by_its_token_and_only_by_it() -> None:
 _DEATH_SIGNAL = """
     import subprocess, time
     from autograder.isolation import reaping
-    kid = subprocess.Popen(["sleep", "120"], start_new_session=True, preexec_fn=reaping.death_signal_hook())
+    kid = subprocess.Popen(reaping.dying_with_parent(["sleep", "120"]), start_new_session=True)
     print(kid.pid, flush=True)
     time.sleep(120)
     """
@@ -122,6 +122,10 @@ _DEATH_SIGNAL = """
 def test_a_child_started_with_the_death_signal_dies_with_its_parent() -> None:
     proc, (kid,) = _start(_DEATH_SIGNAL)
     created = psutil.Process(kid).create_time()
+    deadline = time.monotonic() + 10
+    while psutil.Process(kid).cmdline()[:1] != ["sleep"] and time.monotonic() < deadline:
+        time.sleep(0.02)   # the small program has set the death signal and become the command
+    assert psutil.Process(kid).cmdline() == ["sleep", "120"]
     os.kill(kid, signal.SIGSTOP)
     proc.kill()
     proc.wait()

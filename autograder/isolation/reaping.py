@@ -7,9 +7,9 @@ request that a busy or stopped kernel may not answer.  The ways a grading worker
 sent SIGTERM, or is killed (SIGKILL) by the main process after its job's deadline -- must all take its kernels
 with it.  Three walls, each enough on its own in the common case:
 
-1. **The kernel dies with the thread that started it** (Linux): :func:`death_signal_hook` is a ``preexec_fn``
-   that asks the kernel's process for ``SIGKILL`` when its parent ends (``prctl(PR_SET_PDEATHSIG)``), and
-   :func:`die_with_parent` does the same in a forked child (the worker's feedback renderer).  The kernel
+1. **The kernel dies with the thread that started it** (Linux): :func:`dying_with_parent` wraps the trusted
+   kernel's command so that its process asks for ``SIGKILL`` when its parent ends (``prctl(PR_SET_PDEATHSIG)``),
+   and :func:`die_with_parent` does the same in a forked child (the worker's feedback renderer).  The kernel
    manager of the trusted kernel is started from the worker's main thread (or ``jupyter_core``'s runner
    thread, which lives as long as the process), so "the thread that started it" ends with the worker.  The
    sandbox launcher of the student's kernel watches its parent instead (:func:`autograder.isolation.sandbox.launch`:
@@ -36,11 +36,11 @@ import os
 import secrets
 import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import psutil
 
-__all__ = ["TOKEN_VARIABLE", "new_token", "death_signal_hook", "die_with_parent", "tagged", "kill_tree", "sweep",
+__all__ = ["TOKEN_VARIABLE", "new_token", "dying_with_parent", "die_with_parent", "tagged", "kill_tree", "sweep",
            "describe", "alive"]
 
 TOKEN_VARIABLE = "DPC_GRADER_TOKEN"
@@ -48,37 +48,46 @@ TOKEN_VARIABLE = "DPC_GRADER_TOKEN"
 
 PR_SET_PDEATHSIG = 1
 _PRCTL = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None) if sys.platform.startswith("linux") else None
-"""``prctl`` of the C library, looked up now: a ``preexec_fn`` runs between ``fork`` and ``exec``, where loading
-a library could deadlock on a lock another thread held at the fork."""
+
+_SHIM = """import ctypes, os, sys
+if sys.platform.startswith("linux"):
+    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)
+    parent = os.environ.get("JPY_PARENT_PID", "")
+    if parent.isdigit() and os.getppid() != int(parent):
+        os._exit(1)
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+"""The program of :func:`dying_with_parent`: ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, then ``exec`` of the command
+(the death signal is kept across ``exec``).  A parent already gone (``JPY_PARENT_PID``, set by ``jupyter_client``,
+is not the parent any more: the signal would never come) ends it at once.  No braces: a kernel spec's ``argv``
+is formatted by ``jupyter_client``."""
 
 
 def new_token(parent: str | None = None) -> str:
-    """A fresh token (random, unique to this run), or ``parent.N`` style children of one: ``new_token(run)``."""
+    """A fresh token, random and unique to this run, or one below ``parent`` (``parent.RANDOM``)."""
     part = secrets.token_hex(6)
     return f"{parent}.{part}" if parent else f"{os.getpid()}-{part}"
 
 
-def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> None:
-    """In a child process: be sent ``signum`` when the thread that forked it ends (Linux; elsewhere nothing).
+def dying_with_parent(argv: list[str]) -> list[str]:
+    """``argv`` run so that it is killed (SIGKILL) when the thread that started it ends, however it ends (Linux):
+    a small Python program (:data:`_SHIM`, standard library, ``-I -S``) sets the death signal, then runs
+    ``argv``, so the process keeps its pid and becomes the command.  A ``preexec_fn`` would do the same between
+    ``fork`` and ``exec``, which is unsafe in a process with threads (the house rule)."""
+    python = os.path.abspath(sys.executable)
+    names = {"python", f"python{sys.version_info[0]}", "python{}.{}".format(*sys.version_info[:2])}
+    first = [python] if argv and argv[0] in names else argv[:1]  # as jupyter_client runs a bare "python"
+    return [python, "-I", "-S", "-c", _SHIM, *first, *argv[1:]]
 
-    If the parent ``parent_pid`` is already gone (it ended between the fork and this call, so the signal would
-    never come), the child exits at once."""
+
+def die_with_parent(parent_pid: int, signum: int = signal.SIGKILL) -> None:
+    """In a forked child (no ``exec``): be sent ``signum`` when the thread that forked it ends (Linux; elsewhere
+    nothing).  If the parent ``parent_pid`` is already gone (the signal would never come), exit at once."""
     if _PRCTL is None:
         return
     _PRCTL(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
     if os.getppid() != parent_pid:
         os._exit(1)
-
-
-def death_signal_hook(signum: int = signal.SIGKILL) -> Callable[[], None]:
-    """A ``preexec_fn`` for ``subprocess.Popen`` (``jupyter_client`` passes it on): the child process is sent
-    ``signum`` when the thread that started it ends, whatever way (:func:`die_with_parent`)."""
-    parent = os.getpid()
-
-    def hook() -> None:
-        die_with_parent(parent, signum)
-
-    return hook
 
 
 def _token_of(proc: psutil.Process) -> str | None:

@@ -102,7 +102,7 @@ class Sampler:
         while not self._stop.wait(0.05):
             pids = memory_watch.descendants(self.root)
             for pid in pids:
-                if pid not in roles:
+                if pid not in roles or roles[pid] == "worker":  # a fork of the worker may exec a kernel since
                     cmd, parent = _cmdline(pid), _parent(pid)
                     if "autograder.run.worker" in cmd:
                         roles[pid] = "worker"   # and its fork that renders feedback
