@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 
 from adversarial import hostile
@@ -66,6 +67,28 @@ def test_full_solution_passes_every_visible_test(setup):
     saved_at = time.strftime("%H:%M:%S", time.localtime((base / "mine.ipynb").stat().st_mtime))
     assert f"Checked the version saved at {saved_at} – save (Ctrl+S) first" in text
     assert "WARNING" not in text
+
+
+def _kernels_below_me() -> set[int]:
+    return {p.pid for p in psutil.Process().children(recursive=True) if "ipykernel" in " ".join(_cmdline(p))}
+
+
+def _cmdline(proc) -> list[str]:
+    try:
+        return proc.cmdline()
+    except psutil.Error:
+        return []
+
+
+def test_the_check_leaves_no_kernel_running(setup):
+    """Issue 27: the check ran in its caller's process and kept its trusted kernel there until that process
+    exited (in CI, a test session's: the memory test found it alive after a grading run).  When the check
+    returns, every kernel it started is gone."""
+    base, notebooks, full, release = setup
+    before = _kernels_below_me()
+    res = check_notebook(_save(base, "mine.ipynb", full), notebooks_dir=notebooks, limits=LIMITS)
+    assert res.tests and all(t.passed is not False for t in res.tests)
+    assert _kernels_below_me() - before == set()
 
 
 def test_untouched_notebook_fails_with_a_helpful_message(setup):

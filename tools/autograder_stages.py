@@ -90,7 +90,7 @@ TABLE: dict[str, str | None] = {
     # isolation
     "sandbox": "isolation", "launch_inside": "isolation", "bwrap": "isolation", "isolation": "isolation",
     "probe_inside": "isolation", "disk_watch": "isolation", "protect": "isolation", "kernels": "isolation",
-    "preprocessors.headless": "isolation", "memory_watch": "isolation",
+    "preprocessors.headless": "isolation", "memory_watch": "isolation", "reaping": "isolation",
     # guard
     "kernel_guard": "guard", "library_code": "guard",
     # trusted (already a package)

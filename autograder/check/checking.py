@@ -40,6 +40,7 @@ from nbgrader.coursedir import CourseDirectory
 from ..isolation import isolation
 from ..course.cells import grade_id, grade_ids, is_manual_cell, nbgrader_meta, strip_ansi
 from ..course.course import NOTEBOOKS_DIR, fingerprint_dir, make_course
+from ..execute import trusted_tests
 from ..execute.diagnostics import last_error
 from ..intake.events import Event, EventKind
 from ..intake.intake import check_notebook_bytes
@@ -293,6 +294,9 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
                 res = api.autograde(assignment, _STUDENT, force=True, create=True)
         finally:
             os.chdir(cwd)
+            # the trusted kernel the check started in this process: a check must not leave a kernel running
+            # in its caller (a test session, a notebook) until that process exits (issue 27)
+            trusted_tests.shutdown()
         if not res.get("success"):
             raise ValueError(f"notebook could not be checked: {last_error(res)}")
         graded = nbformat.read(root / "autograded" / _STUDENT / assignment / f"{nb_name}.ipynb", as_version=4)

@@ -21,8 +21,10 @@ program in the kernelspec, which applies, from the outside in:
 5. **A supervisor** (this launcher) that kills the whole sandbox after a hard wall-clock limit, when the kernel
    fills a place it can write to (:mod:`autograder.isolation.disk_watch`: every such folder is capped, in bytes and in
    files) or when the kernel's whole process tree uses more memory than ``Limits.memory_mb``
-   (:mod:`autograder.isolation.memory_watch`: children and memfd files included), and keeps only the first few
-   kilobytes of the kernel's own output, for the report.
+   (:mod:`autograder.isolation.memory_watch`: children and memfd files included), or when the grading worker that
+   started it is gone (its parent changed: a worker killed on its job's deadline; :data:`ORPHANED`), and keeps
+   only the first few kilobytes of the kernel's own output, for the report.  ``bwrap --die-with-parent`` takes
+   the sandbox down with the launcher.
 
 Without a sandbox the kernel runs with layers 2-5 (2 only as root), in a private copy of the assignment's
 files; :mod:`autograder.isolation.isolation` describes what was in place.  The cell and notebook time limits, the output
@@ -53,12 +55,15 @@ from typing import Any
 from . import bwrap, disk_watch, memory_watch
 from ..course.limits import Limits
 
-__all__ = ["KernelPlan", "PYTHON", "UID_BASE", "python_roots", "kernel_env", "launch", "cleanup"]
+__all__ = ["KernelPlan", "ORPHANED", "PYTHON", "UID_BASE", "python_roots", "kernel_env", "launch", "cleanup"]
 
 UID_BASE = 0x6B000000
 """Dedicated uids for kernels started by root: ``UID_BASE + pid of the launcher`` (unique while it runs)."""
 
 _STDERR_KEEP = 64 * 1024
+
+ORPHANED = "[launcher] the grading worker that started the kernel is gone: kernel killed"
+"""The launcher's log line when it stopped a kernel whose worker ended (:mod:`autograder.isolation.reaping`)."""
 
 PYTHON = os.path.abspath(sys.executable)
 """This interpreter, as an absolute path (``sys.executable`` is relative when found through a relative PATH)."""
@@ -186,6 +191,7 @@ def launch(plan_path: str, connection_file: str, kernel_args: Sequence[str] = ()
 
     This is the program in the kernelspec's ``argv``; it runs outside the sandbox, as the grader's user.
     """
+    parent = os.getppid()
     plan = KernelPlan.read(Path(plan_path))
     limits = Limits.from_json(plan.limits)
     as_root = os.geteuid() == 0
@@ -262,6 +268,9 @@ def launch(plan_path: str, connection_file: str, kernel_args: Sequence[str] = ()
             except subprocess.TimeoutExpired:
                 if time.monotonic() > deadline:
                     log.write(b"\n[launcher] hard wall-clock limit reached: kernel killed\n")
+                    child.kill()
+                if os.getppid() != parent:  # the grading worker is gone (killed): nobody will ask for the kernel
+                    log.write(ORPHANED.encode() + b"\n")
                     child.kill()
                 locked = locked or disk_watch.lock_socket_dir(Path(plan.conn_dir))
                 inner = disk_watch.sandbox_pid(child.pid) if plan.mode == "bwrap" else None

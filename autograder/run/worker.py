@@ -41,6 +41,7 @@ from .gradebook import export_submission
 from .jobs import Job, Reply
 from ..course.limits import Limits
 from ..execute import trusted_tests
+from ..isolation.reaping import die_with_parent
 from ..course.settings import course_config
 
 __all__ = ["grade_job", "render_feedback", "serve", "main"]
@@ -101,10 +102,12 @@ def render_feedback(render: Callable[[], dict[str, Any]], seconds: float) -> dic
     sys.stdout.flush()
     sys.stderr.flush()
     r, w = os.pipe()
+    worker = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child (coverage does not follow a fork ended by os._exit)
         code = 1
         try:
+            die_with_parent(worker)  # a worker killed while a page renders takes the renderer with it
             os.close(r)
             res = render()
             data = json.dumps({"success": bool(res.get("success")), "error": last_error(res)}).encode()
@@ -157,8 +160,23 @@ def _drop_stale_cells(path: Path, source: Path) -> None:
         return
 
 
+_TERMINATED: list[int] = []
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM: end like an exception, so that the kernels are shut down on the way out (``finally``, atexit).
+    nbgrader reports what interrupts a job as a failed job, so the loop checks :data:`_TERMINATED` too."""
+    _TERMINATED.append(signum)
+    raise SystemExit(128 + signum)
+
+
 def serve(root: Path) -> int:
-    """Serve jobs read as JSON lines on stdin; answer on the original stdout."""
+    """Serve jobs read as JSON lines on stdin; answer on the original stdout.
+
+    However the worker ends -- its input ends, a job raises, SIGTERM -- its trusted kernel and the student's kernel
+    of the notebook being graded are shut down on the way out; if it is killed (SIGKILL), they die with it
+    (:mod:`autograder.isolation.reaping`) and the main process sweeps what is left."""
+    signal.signal(signal.SIGTERM, _terminate)
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything else printed goes to the worker's log
     root = root.resolve()
@@ -182,6 +200,8 @@ def _serve_lines(api: Any, root: Path, out: Any, renderer: FeedbackRenderer) -> 
             traceback.print_exc()
             reply = Reply(data.get("student"), data.get("assignment"), False,
                           error=f"{type(exc).__name__}: {exc}"[:400])
+        if _TERMINATED:  # no reply: the job was cut short; the pool sees the worker end, and grades it again
+            raise SystemExit(128 + _TERMINATED[0])
         out.write(json.dumps(reply.to_json()) + "\n")
         out.flush()
 

@@ -14,6 +14,11 @@ Why not :mod:`concurrent.futures`: a ``ProcessPoolExecutor`` cannot do what grad
   jobs and never be shared; executor workers are anonymous and interchangeable.
 * **A job goes back to the same worker.**  When nbgrader fails on a submission, the second attempt (the
   untouched notebooks, for a zero with a reason) runs where the first left its files.
+* **Nothing outlives its worker.**  A worker's kernels run in sessions of their own (``jupyter_client``), so
+  killing the worker does not reach them.  A stuck worker is killed with its whole tree
+  (:func:`autograder.isolation.reaping.kill_tree`), and after any worker ends, and when the pool closes, the
+  processes still tagged with the worker's token are killed and logged as a grader fault
+  (:func:`autograder.isolation.reaping.sweep`).
 * **Plain data, and a log.**  Jobs and replies are JSON lines, so nothing of nbgrader is pickled, and each
   worker's own output (nbgrader's log, the kernels' launchers) goes to its ``worker.log``, whose last line
   explains a crash.
@@ -34,7 +39,9 @@ from typing import IO, Any
 
 from traitlets.config import Config
 
-from ..isolation import protect, sandbox
+import psutil
+
+from ..isolation import protect, reaping, sandbox
 from ..course.course import subprocess_env
 from .jobs import Job, Reply
 from ..course.settings import write_grading_config
@@ -46,11 +53,16 @@ log = logging.getLogger(__name__)
 
 
 class Worker:
-    """A worker process and its private course directory ``wdir`` (a copy of the course's ``master``)."""
+    """A worker process and its private course directory ``wdir`` (a copy of the course's ``master``).
 
-    def __init__(self, index: int, wdir: Path, master: Path, config: Config, keep_fds: tuple[int, ...] = ()) -> None:
+    ``token`` tags every process the worker starts (:data:`autograder.isolation.reaping.TOKEN_VARIABLE` in their
+    environment); default: a fresh one."""
+
+    def __init__(self, index: int, wdir: Path, master: Path, config: Config, keep_fds: tuple[int, ...] = (),
+                 token: str | None = None) -> None:
         self.index = index
         self.wdir = wdir
+        self.token = token or reaping.new_token()
         protect.remove_tree(wdir)  # its sources may be read-only copies of a sealed course
         wdir.mkdir(parents=True)
         for sub in ("source", "release"):
@@ -62,7 +74,8 @@ class Worker:
         self.log = open(wdir / "worker.log", "ab")  # noqa: SIM115 - the worker's stderr while it lives
         self.proc = subprocess.Popen([sandbox.PYTHON, "-m", "autograder.run.worker", str(wdir)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                     cwd=wdir, env=subprocess_env(), text=True, bufsize=1, pass_fds=keep_fds)
+                                     cwd=wdir, env=subprocess_env({reaping.TOKEN_VARIABLE: self.token}), text=True,
+                                     bufsize=1, pass_fds=keep_fds)
         self.job: Job | None = None
         self.started = time.monotonic()
 
@@ -85,16 +98,37 @@ class Worker:
         except (OSError, IndexError):
             return ""
 
-    def close(self) -> None:
-        """Let the worker finish (end of its input), or kill it after 30 s."""
+    def kill(self) -> list[str]:
+        """Kill the worker and every process below it (its kernels, its feedback renderer); returns what was
+        killed besides the worker (:func:`autograder.isolation.reaping.kill_tree`)."""
+        try:
+            root = psutil.Process(self.proc.pid)
+        except psutil.Error:  # already gone (and reaped): its orphans are found by the sweep in close()
+            return []
+        killed = reaping.kill_tree([root])
+        self.proc.wait()
+        return killed[1:]
+
+    def close(self) -> list[str]:
+        """Let the worker finish (end of its input), or kill it with its tree after 30 s; then kill whatever it
+        started that is still alive (tagged with its token).  Returns those leftovers (:func:`describe
+        <autograder.isolation.reaping.describe>`): the caller reports them as a grader fault."""
+        left: list[str] = []
         try:
             if self.proc.stdin:
                 self.proc.stdin.close()
             self.proc.wait(timeout=30)
         except (OSError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
+            left += self.kill()
+        left += reaping.sweep(self.token)
         self.log.close()
+        return left
+
+
+def _report_left(worker: Worker, left: list[str]) -> None:
+    if left:
+        log.warning("grade: grader fault: %d process(es) started by grading worker %d outlived it; killed: %s",
+                    len(left), worker.index, "; ".join(left))
 
 
 class WorkerPool:
@@ -118,6 +152,7 @@ class WorkerPool:
                  deadline: Callable[[Job], float], keep_fds: tuple[int, ...] = ()) -> None:
         self.work, self.course, self.config, self.deadline = work, course, config, deadline
         self.keep_fds = keep_fds
+        self.token = reaping.new_token()  # every process of the pool carries token.<its worker's>: close() sweeps
         self.queue: list[Job] = []
         self.selector = selectors.DefaultSelector()
         self.workers: list[Worker] = []
@@ -128,13 +163,13 @@ class WorkerPool:
         wdir = self.work / f"w{index}"
         config = copy.deepcopy(self.config)
         config.SafeExecute.events_dir = str(wdir / "events")
-        worker = Worker(index, wdir, self.course, config, self.keep_fds)
+        worker = Worker(index, wdir, self.course, config, self.keep_fds, reaping.new_token(self.token))
         self.selector.register(worker.stdout, selectors.EVENT_READ, worker)
         return worker
 
     def _restart(self, worker: Worker) -> Worker:
         self.selector.unregister(worker.stdout)
-        worker.close()
+        _report_left(worker, worker.close())
         new = self._start(worker.index)
         self.workers[self.workers.index(worker)] = new
         return new
@@ -163,7 +198,9 @@ class WorkerPool:
             for w in self.workers:
                 if w.job and w.proc.poll() is None and time.monotonic() - w.started > self.deadline(w.job):
                     log.warning("grade: the worker grading %s is stuck; killing it", w.job.label)
-                    w.proc.kill()
+                    killed = w.kill()
+                    if killed:
+                        log.warning("grade: killed with it: %s", "; ".join(killed))
             for key, _ in self.selector.select(timeout=5):
                 worker: Worker = key.data
                 job = worker.job
@@ -181,11 +218,19 @@ class WorkerPool:
                 yield worker, job, reply
 
     def close(self) -> None:
-        for w in self.workers:
-            with contextlib.suppress(KeyError, ValueError):
-                self.selector.unregister(w.stdout)
-            w.close()
-        self.selector.close()
+        """Stop every worker; then kill whatever any worker of the pool started that is still alive (a grader
+        fault, logged)."""
+        try:
+            for w in self.workers:
+                with contextlib.suppress(KeyError, ValueError):
+                    self.selector.unregister(w.stdout)
+                _report_left(w, w.close())
+            self.selector.close()
+        finally:
+            left = reaping.sweep(self.token)
+            if left:
+                log.warning("grade: grader fault: %d process(es) of this run were still alive after its workers "
+                            "ended; killed: %s", len(left), "; ".join(left))
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -33,6 +33,7 @@ from pathlib import Path
 from queue import Empty
 from typing import Any
 
+from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import DeadKernelError
@@ -42,6 +43,7 @@ from nbgrader import utils as nbutils
 from ..isolation.kernels import copy_workdir
 from ..course.limits import Limits as GradingLimits
 from ..isolation import headless
+from ..isolation.reaping import dying_with_parent
 from . import agent, codec, loader, plain, session
 
 __all__ = ["PACKAGE", "Settings", "TrustedKernelError", "CellReport", "RunResult", "TrustedKernel",
@@ -267,8 +269,7 @@ class TrustedKernel:
     grader's Python environment; its sockets use ZeroMQ's ``ipc`` transport in a private directory.
 
     Args:
-        km: an unstarted ``AsyncKernelManager`` to use (e.g. with a custom kernel spec); default: a
-            ``python3`` kernel.
+        km: an unstarted ``AsyncKernelManager`` to use (e.g. with a custom kernel spec); default: ``python3``.
         kernel_name: kernel spec name when ``km`` is None.
         startup_timeout: seconds to wait for the kernel.
     """
@@ -280,6 +281,9 @@ class TrustedKernel:
         self.workdir.mkdir()
         self.km = km or AsyncKernelManager(kernel_name=kernel_name, transport="ipc",
                                            connection_file=str(self._dir / "k.json"))
+        spec = self.km.kernel_spec  # killed with the thread that starts it (a worker's main one), however it ends
+        if spec is not None:
+            self.km._kernel_spec = KernelSpec(**{**spec.to_dict(), "argv": dying_with_parent(spec.argv)})
         self.kc: Any = None
         self.startup_timeout = startup_timeout
         self.notebooks = 0
