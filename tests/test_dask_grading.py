@@ -11,6 +11,7 @@ twice (a "grader fault" flag, zero, graded again on the next run).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -61,10 +62,8 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     else:  # the leader ended: anything left in its group goes too
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 @pytest.fixture(scope="module")
@@ -181,10 +180,8 @@ def _kill_workers_grading(out: Path, student: str, times: int, stop: threading.E
                 time.sleep(3)  # mid-notebook: it sleeps SLEEP seconds
                 pid = int(m.group(1))
                 killed.append(pid)
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 break
         time.sleep(0.2)
 

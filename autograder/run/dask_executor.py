@@ -199,7 +199,7 @@ class DaskExecutor:
         self.config_json = json.dumps(config, sort_keys=True)
         self.run = uuid.uuid4().hex[:12]
         self.queue: list[Job] = []
-        self.futures: dict[Future, Job] = {}
+        self.futures: dict[Future[Any], Job] = {}
         self.client = Client(address, timeout=timeout, set_as_default=False)
         try:
             self.client.wait_for_workers(1, timeout=timeout)
@@ -261,7 +261,7 @@ class DaskExecutor:
                 "graded so far is in the gradebook and the state file: run the same command again to grade the "
                 "rest")
 
-    def _reply(self, future: Future, job: Job) -> tuple[DaskSlot, Job, Reply]:
+    def _reply(self, future: Future[Any], job: Job) -> tuple[DaskSlot, Job, Reply]:
         if future.status == "finished":
             out = future.result()
             return DaskSlot(Path(out["wdir"]), out["worker"]), job, Reply.from_json(out["reply"])
