@@ -222,7 +222,7 @@ def test_a_notebook_whose_workers_die_twice_is_flagged_as_a_grader_fault(
     assert _auto(by["alice"]) == hostile.FULL
     assert _auto(by["slow"]) == hostile.ZERO  # never a silent zero: flagged, and graded again next run
     faults = [e for e in by["slow"].events if e.kind.value == "worker_crashed"]
-    assert faults and "grader fault" in faults[0].detail and "died 2 times" in faults[0].text
+    assert faults and "grader fault" in faults[0].detail and "died 2 times" in faults[0].detail
     assert "grader fault" in (tmp_path / "out" / "report.md").read_text()
     state = json.loads((tmp_path / "out" / "state.json").read_text())
     assert state["submissions"][f"slow/{NAME}"]["hash"] == ""

@@ -189,8 +189,8 @@ class DaskExecutor:
         timeout: seconds to connect to the scheduler and to wait for a first worker.
 
     Raises:
-        OSError: (``TimeoutError``) no scheduler answers at ``address``, or it has no worker after ``timeout``.
-        RuntimeError: every worker refuses to grade; the message names each and why.
+        RuntimeError: no scheduler answers at ``address``, or it has no worker after ``timeout``, or every worker
+            refuses to grade (the message names each and why).
     """
 
     def __init__(self, address: str, work: Path, course: Path, config: Config,
@@ -200,9 +200,17 @@ class DaskExecutor:
         self.run = uuid.uuid4().hex[:12]
         self.queue: list[Job] = []
         self.futures: dict[Future[Any], Job] = {}
-        self.client = Client(address, timeout=timeout, set_as_default=False)
         try:
-            self.client.wait_for_workers(1, timeout=timeout)
+            self.client = Client(address, timeout=timeout, set_as_default=False)
+        except OSError as exc:
+            raise RuntimeError(f"no Dask scheduler answers at {address} (--scheduler) within {timeout:g} s: "
+                               f"{exc}") from None
+        try:
+            try:
+                self.client.wait_for_workers(1, timeout=timeout)
+            except TimeoutError:
+                raise RuntimeError(f"the Dask scheduler at {address} has no worker after {timeout:g} s: start "
+                                   "workers with `dask worker ADDRESS --nthreads 1`") from None
             if not all(self.client.run(has_plugin).values()):  # registering again would stop other runs' workers
                 self.client.register_plugin(GraderPlugin(), name=GRADER_PLUGIN)
             old = self.client.run_on_scheduler(pin_allowed_failures, ALLOWED_FAILURES)
