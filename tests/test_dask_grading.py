@@ -26,7 +26,7 @@ from types import SimpleNamespace
 from typing import NamedTuple
 
 import pytest
-from distributed import Client
+from distributed import Client, KilledWorker
 
 from adversarial import hostile
 from autograder import demo
@@ -35,6 +35,7 @@ from autograder.course.limits import Limits
 from autograder.run import dask_executor
 from autograder.run.executor import check_scheduler_address
 from autograder.run.grading import grade
+from autograder.run.jobs import Job
 from autograder.run.results import GradeRun, SubmissionResult
 
 pytestmark = [pytest.mark.xdist_group("dask"), pytest.mark.slow]
@@ -238,3 +239,26 @@ def test_a_worker_that_may_not_grade_says_why() -> None:
 def test_a_bad_scheduler_address_is_refused(bad: object) -> None:
     with pytest.raises(ValueError, match=r"scheduler \(--scheduler\) must be .*tcp://HOST:PORT.*got"):
         check_scheduler_address(bad)  # type: ignore[arg-type]
+
+
+def _executor(tmp_path: Path) -> dask_executor.DaskExecutor:
+    """A DaskExecutor without a cluster: enough to turn finished tasks into replies."""
+    ex = object.__new__(dask_executor.DaskExecutor)
+    ex.work, ex.futures = tmp_path, {}
+    return ex
+
+
+def test_a_task_whose_workers_died_twice_becomes_a_grader_fault_reply(tmp_path: Path) -> None:
+    job = Job("dave", NAME, (), "h")
+    dead = KilledWorker("grade-dave", SimpleNamespace(address="tcp://127.0.0.1:4242"), 1)
+    future = SimpleNamespace(status="error", exception=lambda: dead)
+    slot, same_job, reply = _executor(tmp_path)._reply(future, job)  # type: ignore[arg-type]
+    assert same_job == job and not reply.success and reply.crashed
+    assert reply.error.startswith("grader fault") and "died 2 times" in reply.error and "127.0.0.1:4242" in reply.error
+    assert not slot.wdir.exists()  # nothing of it is copied into the course
+
+
+def test_a_task_the_scheduler_forgot_stops_the_run(tmp_path: Path) -> None:
+    future = SimpleNamespace(status="cancelled")
+    with pytest.raises(dask_executor.SchedulerLost, match="run the same command again"):
+        _executor(tmp_path)._reply(future, Job("dave", NAME, (), "h"))  # type: ignore[arg-type]
