@@ -420,11 +420,11 @@ def render(r: dict) -> str:
     ]
     for run in r["dp_course_grade"]:
         flag = "" if run.get("feedback", True) else " --no-feedback"
-        if run.get("dask"):
-            flag = " --scheduler` (Dask, 2 loopback workers) `"
 
         busy = min(x["busy_core_seconds"] for x in run["rounds"]) / r["notebooks"]
-        lines.append(f"| `dp-course grade --workers {run['workers']}{flag}` | {run['seconds']:.1f} | "
+        label = "`dp-course grade --scheduler ADDRESS` (Dask, 2 loopback workers)" if run.get("dask") else \
+            f"`dp-course grade --workers {run['workers']}{flag}`"
+        lines.append(f"| {label} | {run['seconds']:.1f} | "
                      f"{run['per_notebook']:.2f} | {run['speedup_vs_plain']:.2f} | {busy:.2f} | "
                      f"{'yes' if run['identical_scores'] else 'NO'} ({r['scored_cells']} cells) | "
                      + ", ".join(f"{x['seconds']} ({p['seconds'] / x['seconds']:.2f}x)"
