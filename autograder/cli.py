@@ -202,6 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="grade only this lecture (repeatable; default: every lecture in solutions/)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="parallel graders (default: number of CPU cores)")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                   help="grade on the workers of this Dask scheduler instead of local processes (one thread per "
+                        "worker; the submissions and the output folder on a file system they share)")
     p.add_argument("--force", action="store_true", help="re-grade unchanged submissions too")
     p.add_argument("--student-pattern", metavar="REGEX",
                    help="regular expression with (?P<student>...) applied to each file's relative path")
@@ -335,7 +338,7 @@ def _run(args: argparse.Namespace) -> int:
                         sandbox_mode="none" if args.no_sandbox else "bwrap", force=args.force,
                         progress=not args.no_progress, student_pattern=args.student_pattern,
                         feedback=not args.no_feedback, trusted=not args.single_kernel,
-                        allow_discard=args.allow_discard, due=dict(args.due or []))
+                        allow_discard=args.allow_discard, due=dict(args.due or []), scheduler=args.scheduler)
             print(run.table())
             print()
             print(f"grades:   {run.grades_csv}")

@@ -17,7 +17,14 @@ Side by side in one run, on the same submissions:
    it inside the timing; the course directory (``generate_assignment``) is built beforehand, untimed, as
    for plain nbgrader.
 
-3. **the cost of the feedback**: each worker count in ``--no-feedback-workers`` is timed with and without the
+3. **on a Dask cluster** (``--dask``): the same class graded by ``dp-course grade --scheduler`` on a loopback
+   cluster started by this script (``dask scheduler`` and two ``dask worker --nthreads 1`` processes, all on
+   127.0.0.1, no dashboard), right after ``--workers 2`` in each round: the ratio ``--workers 2`` time / Dask
+   time, round by round (target >= 0.95).  Both runs also time the grader's **merge step per notebook**: the
+   main process's work for each finished notebook (merging its rows into the gradebook, its pages and files,
+   the state file) plus its share of the outputs written once per run (grades.csv, the LMS exports, the report).
+
+4. **the cost of the feedback**: each worker count in ``--no-feedback-workers`` is timed with and without the
    HTML feedback on the same submissions, in the same round; the extra time with feedback, as a share of the
    time without, is recorded (``feedback_cost``; the kit's target: at most 15 % of grading).
 
@@ -29,14 +36,18 @@ round's time, the machine-wide busy CPU time per notebook and the load average.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import random
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +58,7 @@ sys.executable = os.path.abspath(sys.executable)  # `PATH=.venv/bin:...` makes i
 import nbformat  # noqa: E402
 
 from autograder.course import cells, course  # noqa: E402
+from autograder.run import grading  # noqa: E402
 from autograder.run.grading import grade  # noqa: E402
 from autograder.isolation.isolation import probe  # noqa: E402
 from autograder.course.limits import Limits  # noqa: E402
@@ -114,19 +126,72 @@ def plain_nbgrader(base: Path, lectures: list[str], subs: Path, tag: str = "") -
     return seconds, scores, {"busy_core_seconds": round(busy, 1), "load": round(os.getloadavg()[0], 2)}
 
 
+MERGE_SECONDS: list[float] = []
+"""Seconds the grader's main process spent merging each finished submission (see :func:`timed_merge`)."""
+
+
+def timed_merge() -> None:
+    """Time each call of the grader's merge step (``grading._finish``: gradebook rows, files and pages of one
+    submission, the state file) into :data:`MERGE_SECONDS`: this script's own instrument, the grader unchanged."""
+    finish = getattr(grading, "_finish")  # noqa: B009 - a private step, reached on purpose
+
+    def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
+        t0 = time.perf_counter()
+        try:
+            return finish(*args, **kwargs)
+        finally:
+            MERGE_SECONDS.append(time.perf_counter() - t0)
+
+    setattr(grading, "_finish", timed)  # noqa: B010
+
+
+@contextlib.contextmanager
+def loopback_cluster(base: Path, workers: int = 2) -> Iterator[str]:
+    """A Dask scheduler and ``workers`` one-thread workers on 127.0.0.1 (no dashboard); yields its address."""
+    dask = Path(sys.executable).with_name("dask")
+    sched_file = base / "dask-scheduler.json"
+    log = open(base / "dask.log", "ab")  # noqa: SIM115
+    procs = [subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                               "--scheduler-file", str(sched_file)], stdout=log, stderr=log, start_new_session=True)]
+    try:
+        while not (sched_file.is_file() and sched_file.stat().st_size):
+            if procs[0].poll() is not None:
+                raise RuntimeError(f"the Dask scheduler ended; see {base / 'dask.log'}")
+            time.sleep(0.2)
+        address = json.loads(sched_file.read_text())["address"]
+        for i in range(workers):
+            procs.append(subprocess.Popen(
+                [str(dask), "worker", "--scheduler-file", str(sched_file), "--host", "127.0.0.1", "--nthreads", "1",
+                 "--nworkers", "1", "--no-dashboard", "--name", f"bench{i}", "--local-directory",
+                 str(base / f"dask-w{i}")], stdout=log, stderr=log, start_new_session=True))
+        yield address
+    finally:
+        for proc in reversed(procs):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
+
+
 def ours(base: Path, subs: Path, workers: int, tag: str, warm: Path | None = None,
-         feedback: bool = True) -> tuple[float, dict, dict]:
+         feedback: bool = True, scheduler: str | None = None) -> tuple[float, dict, dict]:
     """Time ``grade(force=True)`` on the whole class; the course directory is built beforehand (untimed),
     as plain nbgrader's is, by grading ``warm`` (a couple of notebooks) into the same output folder."""
     out = base / f"ours-{tag}"
     kw = dict(workers=workers, progress=False, limits=Limits(cell_timeout=60, notebook_timeout=600),
-              feedback=feedback)
+              feedback=feedback, scheduler=scheduler)
     if warm is not None:
         grade(warm, out, **kw)
+    MERGE_SECONDS.clear()
     b0, t0 = busy_seconds(), time.perf_counter()
     run = grade(subs, out, force=True, **kw)
     seconds = time.perf_counter() - t0
     busy = busy_seconds() - b0
+    merge = (sum(MERGE_SECONDS) + run.timings.get("outputs", 0.0)) / max(1, run.notebooks_graded)
     scores = {}
     for r in run.results:
         for cell, (s, _m) in r.exercises.items():
@@ -136,7 +201,10 @@ def ours(base: Path, subs: Path, workers: int, tag: str, warm: Path | None = Non
                              "worker_autograde_seconds": round(run.timings.get("worker_autograde", 0.0), 1),
                              "worker_feedback_seconds": round(run.timings.get("worker_feedback", 0.0), 1),
                              "load": round(os.getloadavg()[0], 2),
-                             "events": sum(len(r.events) for r in run.results)}
+                             "events": sum(len(r.events) for r in run.results),
+                             "merge_seconds_per_notebook": round(merge, 4),
+                             "finish_seconds_per_notebook": round(sum(MERGE_SECONDS) / max(1, run.notebooks_graded), 4),
+                             "outputs_seconds": round(run.timings.get("outputs", 0.0), 2)}
 
 
 def same(plain: dict, mine: dict) -> list[str]:
@@ -155,6 +223,9 @@ def main() -> int:
     ap.add_argument("--workers", default="1,2", help="comma-separated worker counts to time (default 1,2)")
     ap.add_argument("--no-feedback-workers", default="2",
                     help="worker counts to time again without the HTML feedback (default 2; '' for none)")
+    ap.add_argument("--dask", action="store_true",
+                    help="also grade with --scheduler on a loopback Dask cluster of two workers, after --workers 2 "
+                         "in each round (2 must be among --workers)")
     ap.add_argument("--render", action="store_true",
                     help="only rewrite grading.md from benchmarks/results/grading.json")
     ap.add_argument("--lectures", default="",
@@ -176,57 +247,77 @@ def main() -> int:
     if not lectures:
         print("no lectures in solutions/", file=sys.stderr)
         return 2
-    variants = [(int(x), True) for x in args.workers.split(",") if x]
+    variants: list[tuple[int, bool | str]] = [(int(x), True) for x in args.workers.split(",") if x]
+    if args.dask:
+        if (2, True) not in variants:
+            print(f"--dask compares with --workers 2: --workers must include 2, got {args.workers!r}", file=sys.stderr)
+            return 2
+        variants.insert(variants.index((2, True)) + 1, (2, "dask"))
     variants += [(int(x), False) for x in args.no_feedback_workers.split(",") if x]
     info = probe("auto")
+    timed_merge()
     base = Path(tempfile.mkdtemp(prefix="dpc-bench-"))
     try:
-        scratch = course.make_course(base / "scratch", lectures)
-        subs = base / "subs"
-        make_class(scratch, lectures, args.students, subs)
-        n_nb = args.students * len(lectures)
-        load0 = os.getloadavg()
-        print(f"{n_nb} notebooks ({args.students} students x {lectures}); sandbox {info.mode}; "
-              f"{os.cpu_count()} cores; load {load0[0]:.2f}", flush=True)
-        warm = _subset(subs, base / "warm", 2)
-        ours(base, warm, 1, "warm")  # warm-up: caches both sides use (matplotlib fonts, bytecode)
-        plain_runs: list[dict] = []
-        runs: dict[tuple[int, bool], list[dict]] = {v: [] for v in variants}
-        s_plain: dict = {}
-        ok = True
-        for rnd in range(args.repeats):
-            t, s_plain, extra = plain_nbgrader(base, lectures, subs, tag=str(rnd))
-            plain_runs.append({"seconds": round(t, 2), **extra})
-            print(f"[round {rnd + 1}] plain nbgrader autograde: {t:.1f} s ({t / n_nb:.2f} s/notebook, "
-                  f"{extra['busy_core_seconds'] / n_nb:.2f} busy core-s/notebook, load {extra['load']})", flush=True)
-            for w, fb in variants:
-                if w == 1 and rnd > 0:
-                    continue  # one worker is only for the scaling: once is enough
-                tag = f"w{w}{'' if fb else '-nofb'}-{rnd}"
-                t, s, extra = ours(base, subs, w, tag, warm=warm, feedback=fb)
-                diffs = same(s_plain, s)
-                ok = ok and not diffs
-                runs[(w, fb)].append({"seconds": round(t, 2), "identical_scores": not diffs, "diffs": diffs[:20],
-                                      **extra})
-                print(f"[round {rnd + 1}] dp-course grade, {w} worker(s){'' if fb else ', no feedback'}: {t:.1f} s "
-                      f"({t / n_nb:.2f} s/notebook, {extra['busy_core_seconds'] / n_nb:.2f} busy core-s/notebook, "
-                      f"load {extra['load']}), identical scores: {not diffs}", flush=True)
-        t_plain = min(r["seconds"] for r in plain_runs)
-        summary = []
-        for (w, fb), rs in runs.items():
-            best = min(r["seconds"] for r in rs)
-            summary.append({"workers": w, "feedback": fb, "seconds": best, "per_notebook": round(best / n_nb, 3),
-                            "speedup_vs_plain": round(t_plain / best, 3),
-                            "identical_scores": all(r["identical_scores"] for r in rs), "rounds": rs})
-        costs = feedback_costs(summary)
-        for c in costs:
-            print(f"feedback cost, {c['workers']} worker(s): {c['with_feedback']:.1f} s with, "
-                  f"{c['without_feedback']:.1f} s without: {100 * c['ratio']:+.1f} % wall time; in the workers "
-                  f"{c['worker_feedback_seconds']:.1f} s of pages for {c['worker_autograde_seconds']:.1f} s of "
-                  f"autograde ({100 * (c['worker_ratio'] or 0):.1f} %)", flush=True)
-        load1 = os.getloadavg()
+        with contextlib.ExitStack() as stack:
+            scheduler = stack.enter_context(loopback_cluster(base)) if args.dask else None
+            return _bench(args, lectures, variants, info, base, scheduler)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def _bench(args: argparse.Namespace, lectures: list[str], variants: list[tuple[int, bool | str]], info, base: Path,
+           scheduler: str | None) -> int:
+    scratch = course.make_course(base / "scratch", lectures)
+    subs = base / "subs"
+    make_class(scratch, lectures, args.students, subs)
+    n_nb = args.students * len(lectures)
+    load0 = os.getloadavg()
+    print(f"{n_nb} notebooks ({args.students} students x {lectures}); sandbox {info.mode}; "
+          f"{os.cpu_count()} cores; load {load0[0]:.2f}", flush=True)
+    warm = _subset(subs, base / "warm", 2)
+    ours(base, warm, 1, "warm")  # warm-up: caches both sides use (matplotlib fonts, bytecode)
+    plain_runs: list[dict] = []
+    runs: dict[tuple[int, bool], list[dict]] = {v: [] for v in variants}
+    s_plain: dict = {}
+    ok = True
+    for rnd in range(args.repeats):
+        t, s_plain, extra = plain_nbgrader(base, lectures, subs, tag=str(rnd))
+        plain_runs.append({"seconds": round(t, 2), **extra})
+        print(f"[round {rnd + 1}] plain nbgrader autograde: {t:.1f} s ({t / n_nb:.2f} s/notebook, "
+              f"{extra['busy_core_seconds'] / n_nb:.2f} busy core-s/notebook, load {extra['load']})", flush=True)
+        for w, fb in variants:
+            if w == 1 and rnd > 0:
+                continue  # one worker is only for the scaling: once is enough
+            tag = f"w{w}{'' if fb is True else '-nofb' if fb is False else '-dask'}-{rnd}"
+            t, s, extra = ours(base, subs, w, tag, warm=warm, feedback=bool(fb),
+                               scheduler=scheduler if fb == "dask" else None)
+            diffs = same(s_plain, s)
+            ok = ok and not diffs
+            runs[(w, fb)].append({"seconds": round(t, 2), "identical_scores": not diffs, "diffs": diffs[:20],
+                                  **extra})
+            how = ', no feedback' if fb is False else ' (Dask cluster)' if fb == "dask" else ''
+            print(f"[round {rnd + 1}] dp-course grade, {w} worker(s){how}: {t:.1f} s "
+                  f"({t / n_nb:.2f} s/notebook, {extra['busy_core_seconds'] / n_nb:.2f} busy core-s/notebook, "
+                  f"load {extra['load']}), identical scores: {not diffs}; merge step "
+                  f"{1000 * extra['merge_seconds_per_notebook']:.0f} ms/notebook", flush=True)
+    t_plain = min(r["seconds"] for r in plain_runs)
+    summary = []
+    for (w, fb), rs in runs.items():
+        best = min(r["seconds"] for r in rs)
+        summary.append({"workers": w, "feedback": bool(fb), "dask": fb == "dask", "seconds": best,
+                        "per_notebook": round(best / n_nb, 3),
+                        "speedup_vs_plain": round(t_plain / best, 3),
+                        "identical_scores": all(r["identical_scores"] for r in rs), "rounds": rs})
+    costs = feedback_costs([x for x in summary if not x["dask"]])
+    dask = dask_ratio(summary)
+    if dask:
+        print(f"Dask / --workers 2: ratio {dask['ratio']:.3f} (rounds {dask['rounds']})", flush=True)
+    for c in costs:
+        print(f"feedback cost, {c['workers']} worker(s): {c['with_feedback']:.1f} s with, "
+              f"{c['without_feedback']:.1f} s without: {100 * c['ratio']:+.1f} % wall time; in the workers "
+              f"{c['worker_feedback_seconds']:.1f} s of pages for {c['worker_autograde_seconds']:.1f} s of "
+              f"autograde ({100 * (c['worker_ratio'] or 0):.1f} %)", flush=True)
+    load1 = os.getloadavg()
     result = {
         "students": args.students, "lectures": lectures, "all_lectures": not args.lectures, "notebooks": n_nb,
         "cores": os.cpu_count(),
@@ -235,7 +326,7 @@ def main() -> int:
         "plain_nbgrader": {"seconds": round(t_plain, 2), "per_notebook": round(t_plain / n_nb, 3),
                            "rounds": plain_runs},
         "dp_course_grade": summary, "scored_cells": len(s_plain), "repeats": args.repeats,
-        "feedback_cost": costs,
+        "feedback_cost": costs, "dask": dask,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "grading.json").write_text(json.dumps(result, indent=1) + "\n")
@@ -261,6 +352,24 @@ def feedback_costs(summary: list[dict]) -> list[dict]:
                     "worker_autograde_seconds": round(graded, 1), "worker_feedback_seconds": round(rendered, 1),
                     "worker_ratio": round(rendered / graded, 3) if graded else None})
     return out
+
+
+def dask_ratio(summary: list[dict]) -> dict | None:
+    """``--workers 2`` time / Dask time (>= 1: the cluster is as fast), best against best and round by round, and
+    the merge step per notebook of both."""
+    local = [x for x in summary if x["workers"] == 2 and x["feedback"] and not x.get("dask")]
+    dask = [x for x in summary if x.get("dask")]
+    if not local or not dask:
+        return None
+    rounds = [round(a["seconds"] / b["seconds"], 3)
+              for a, b in zip(local[0]["rounds"], dask[0]["rounds"], strict=True)]
+    return {"local_seconds": local[0]["seconds"], "dask_seconds": dask[0]["seconds"],
+            "ratio": round(local[0]["seconds"] / dask[0]["seconds"], 3), "rounds": rounds,
+            "merge_local": min(x["merge_seconds_per_notebook"] for x in local[0]["rounds"]),
+            "merge_dask": min(x["merge_seconds_per_notebook"] for x in dask[0]["rounds"]),
+            "finish_local": min(x["finish_seconds_per_notebook"] for x in local[0]["rounds"]),
+            "finish_dask": min(x["finish_seconds_per_notebook"] for x in dask[0]["rounds"]),
+            "outputs_seconds": min(x["outputs_seconds"] for x in local[0]["rounds"])}
 
 
 def _subset(subs: Path, dest: Path, k: int) -> Path:
@@ -295,8 +404,9 @@ def render(r: dict) -> str:
         "time used during the run divided by the number of notebooks (it includes other jobs on the machine).  "
         "Command: `PATH=.venv/bin:$PATH python benchmarks/bench_grading.py --students "
         f"{r['students']} --workers "
-        f"{','.join(str(x['workers']) for x in r['dp_course_grade'] if x.get('feedback', True))} "
-        f"--no-feedback-workers "
+        f"{','.join(str(x['workers']) for x in r['dp_course_grade'] if x.get('feedback', True) and not x.get('dask'))}"
+        + (" --dask " if r.get("dask") else " ")
+        + "--no-feedback-workers "
         f"'{','.join(str(x['workers']) for x in r['dp_course_grade'] if not x.get('feedback', True))}' "
         f"--repeats {r['repeats']}"
         + (f" --lectures {','.join(r['lectures'])}" if r.get("all_lectures") is False else "") + "`.",
@@ -310,12 +420,49 @@ def render(r: dict) -> str:
     ]
     for run in r["dp_course_grade"]:
         flag = "" if run.get("feedback", True) else " --no-feedback"
+
         busy = min(x["busy_core_seconds"] for x in run["rounds"]) / r["notebooks"]
-        lines.append(f"| `dp-course grade --workers {run['workers']}{flag}` | {run['seconds']:.1f} | "
+        label = "`dp-course grade --scheduler ADDRESS` (Dask, 2 loopback workers)" if run.get("dask") else \
+            f"`dp-course grade --workers {run['workers']}{flag}`"
+        lines.append(f"| {label} | {run['seconds']:.1f} | "
                      f"{run['per_notebook']:.2f} | {run['speedup_vs_plain']:.2f} | {busy:.2f} | "
                      f"{'yes' if run['identical_scores'] else 'NO'} ({r['scored_cells']} cells) | "
                      + ", ".join(f"{x['seconds']} ({p['seconds'] / x['seconds']:.2f}x)"
                                  for x, p in zip(run["rounds"], plain["rounds"])) + " |")
+    dask = r.get("dask")
+    if dask:
+        lines += [
+            "",
+            "## Grading on a Dask cluster",
+            "",
+            "`dp-course grade --scheduler tcp://HOST:PORT` on a loopback cluster started by the benchmark (`dask "
+            "scheduler` and two `dask worker --nthreads 1 --nworkers 1`, all on 127.0.0.1), right after "
+            "`--workers 2` in each round, on the same submissions and the same machine.  *ratio* is the "
+            "`--workers 2` time divided by the Dask time (target >= 0.95: the cluster path costs at most 5 %).",
+            "",
+            "| `--workers 2` (s) | Dask, 2 workers (s) | ratio | each round |",
+            "| ---: | ---: | ---: | --- |",
+            f"| {dask['local_seconds']:.1f} | {dask['dask_seconds']:.1f} | {dask['ratio']:.3f} | "
+            + ", ".join(f"{x:.3f}" for x in dask["rounds"]) + " |",
+            "",
+            "**Merge step per notebook**: the grader's main process, the one writer, does this for every "
+            "notebook whatever the workers: merge the submission's rows into the gradebook (one transaction), copy "
+            "its autograded notebook and pages, check and publish the pages, save the state file; plus its share of "
+            "the outputs written once per run (grades.csv, the LMS exports, the report: "
+            f"{dask['outputs_seconds']:.1f} s in this run, over {r['notebooks']} notebooks).  It bounds the "
+            "throughput of any number of workers: at most 1 / (merge step) notebooks per second.",
+            "",
+            "| merge step per notebook (main process, best round) | with `--workers 2` | with Dask |",
+            "| --- | ---: | ---: |",
+            f"| per notebook: gradebook, files, pages, state file (ms) | {1000 * dask['finish_local']:.0f} | "
+            f"{1000 * dask['finish_dask']:.0f} |",
+            f"| with the outputs' share of this run (ms) | {1000 * dask['merge_local']:.0f} | "
+            f"{1000 * dask['merge_dask']:.0f} |",
+            "",
+            "For a large class, the first line is the one that scales: the outputs are written once per run "
+            "(their share shrinks with the number of notebooks).  The load average in the header applies: on a "
+            "machine this loaded, every step is several times slower than on an idle one.",
+        ]
     costs = r.get("feedback_cost") or []
     if costs:
         lines += [

@@ -107,7 +107,7 @@ TABLE: dict[str, str | None] = {
     # run
     "grading": "run", "jobs": "run", "workers": "run", "worker": "run", "state": "run", "migration": "run",
     "gradebook": "run", "standings": "run", "results": "run", "report": "run", "outputs": "run",
-    "lms_export": "run", "feedback_refresh": "run",
+    "lms_export": "run", "feedback_refresh": "run", "executor": "run", "dask_executor": "run",
     # check
     "checking": "check", "plaintext": "check",
     # formgrade

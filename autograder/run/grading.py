@@ -63,6 +63,7 @@ from ..intake.deadlines import due_dates, store_due_dates
 from .feedback_refresh import record_pages
 from .gradebook import merge_submission, read_scores, zero_submission
 from ..intake.intake import SubmissionFile, collect_submissions, notebook_names, preview_submissions
+from .executor import check_scheduler_address, open_executor
 from .jobs import Job, Reply
 from ..isolation.kernels import prepare_mpl_cache
 from ..course.limits import Limits
@@ -72,7 +73,6 @@ from .results import GradeRun, SubmissionResult
 from ..course.settings import GradingSettings, course_config, grading_config
 from .standings import record_students
 from .state import GradingState, OutputFolder, hold, job_hash
-from .workers import WorkerPool
 
 __all__ = ["grade"]
 
@@ -92,6 +92,7 @@ class _Run:
     files: dict[tuple[str, str], list[SubmissionFile]] = field(default_factory=dict)
     hidden: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     worker_seconds: dict[str, float] = field(default_factory=lambda: {"autograde": 0.0, "feedback": 0.0})
+    workers: int | None = None           # how many workers took jobs (a Dask cluster's that accept them)
 
 
 def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTIONS_DIR,
@@ -99,7 +100,7 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
           sandbox_mode: str = "bwrap", force: bool = False, progress: bool = True,
           student_pattern: str | None = None, guard: bool = True, feedback: bool = True,
           trusted: bool = True, allow_discard: bool = False,
-          due: Mapping[str, dt.datetime] | None = None) -> GradeRun:
+          due: Mapping[str, dt.datetime] | None = None, scheduler: str | None = None) -> GradeRun:
     """Grade every submission under ``submissions``; write grades, feedback and the report to ``output_dir``.
 
     Args:
@@ -125,13 +126,17 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
             see :mod:`autograder.run.migration`); a backup of the gradebook is written first.
         due: ``{assignment: due date, naive UTC}`` (``--due``, :func:`autograder.intake.deadlines.parse_due`), stored in
             the gradebook (due dates stored earlier stay); late submissions are flagged.
+        scheduler: grade on the Dask cluster whose scheduler is at this address (``--scheduler
+            tcp://HOST:PORT``, :mod:`autograder.run.dask_executor`) instead of local worker processes; ``workers``
+            is then unused.  The submissions and ``output_dir`` must be on a file system the cluster's workers see
+            at the same paths.
 
     Returns:
         A :class:`~autograder.run.results.GradeRun`.
 
     Raises:
         ValueError: bad ``submissions`` (missing, or nothing in it matches a lecture), ``student_pattern``,
-            ``assignments``, ``due`` or ``workers`` -- all found before any set-up work.
+            ``assignments``, ``due``, ``workers`` or ``scheduler`` -- all found before any set-up work.
         RuntimeError: the submissions cannot be protected as ``sandbox_mode`` asks (no sandbox here; or, as
             root without one, no dedicated uid can run the kernels); the message says why and what to do.
         autograder.run.migration.DiscardRefused: (a ``RuntimeError``) updating the course would discard instructor
@@ -140,6 +145,7 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
     t0 = time.monotonic()
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    check_scheduler_address(scheduler)
     if sandbox_mode not in isolation.SANDBOX_MODES:
         raise ValueError(f"sandbox_mode must be one of {isolation.SANDBOX_MODES}, got {sandbox_mode!r}")
     nbs = notebook_names(solutions_dir, assignments)
@@ -160,13 +166,14 @@ def grade(submissions: Path, output_dir: Path, *, solutions_dir: Path = SOLUTION
     with hold(folder) as lock_fd:  # one run at a time per output folder; its workers inherit the lock
         return _grade_held(submissions, folder, Path(solutions_dir), nbs, GradingSettings(
             limits, info.mode, guard, feedback, trusted), info, warning, workers, force, progress, student_pattern,
-            allow_discard, due or {}, (lock_fd,), t0)
+            allow_discard, due or {}, (lock_fd,), t0, scheduler)
 
 
 def _grade_held(submissions: Path, folder: OutputFolder, solutions_dir: Path, nbs: dict[str, list[str]],
                 settings: GradingSettings, info: isolation.SandboxInfo, warning: str | None, workers: int | None,
                 force: bool, progress: bool, student_pattern: str | None, allow_discard: bool,
-                due: Mapping[str, dt.datetime], keep_fds: tuple[int, ...], t0: float) -> GradeRun:
+                due: Mapping[str, dt.datetime], keep_fds: tuple[int, ...], t0: float,
+                scheduler: str | None = None) -> GradeRun:
     """:func:`grade` once it holds the output folder."""
     timings: dict[str, float] = {}
     limits, feedback = settings.limits, settings.feedback
@@ -199,7 +206,7 @@ def _grade_held(submissions: Path, folder: OutputFolder, solutions_dir: Path, nb
         if run.sealed:
             protect.seal(course)
         try:
-            regraded = _grade_jobs(run, todo, n_workers, progress)
+            regraded = _grade_jobs(run, todo, n_workers, progress, scheduler)
         finally:
             for sealed in (course, *folder.work.glob("w*")):  # workers copied their sources from it
                 protect.unseal(sealed)
@@ -210,7 +217,7 @@ def _grade_held(submissions: Path, folder: OutputFolder, solutions_dir: Path, nb
     record_students(course / "gradebook.db", intake.files)  # LMS ids and names, kept by nbgrader
     result = GradeRun(output_dir=folder.root, results=run.state.results(regraded), unmatched=intake.unmatched,
                       duplicates=intake.duplicates, layout=intake.layout, sandbox=info.describe(),
-                      sandbox_warning=warning, workers=n_workers, graded_now=len(regraded),
+                      sandbox_warning=warning, workers=run.workers or n_workers, graded_now=len(regraded),
                       skipped=len(run.files) - len(todo), seconds=time.monotonic() - t0,
                       notebooks_graded=sum(len(nbs[job.assignment]) for job in todo), grades_csv=folder.grades_csv,
                       timings=timings)
@@ -220,8 +227,10 @@ def _grade_held(submissions: Path, folder: OutputFolder, solutions_dir: Path, nb
     return result
 
 
-def _grade_jobs(run: _Run, todo: list[Job], n_workers: int, progress: bool) -> set[str]:
-    """Send the jobs to the workers; merge each result as it arrives.  Returns the keys graded."""
+def _grade_jobs(run: _Run, todo: list[Job], n_workers: int, progress: bool,
+                scheduler: str | None = None) -> set[str]:
+    """Send the jobs to the executor (local workers, or the Dask cluster at ``scheduler``); merge each result as
+    it arrives.  Returns the keys graded."""
     done: set[str] = set()
     if not todo:
         return done
@@ -236,9 +245,11 @@ def _grade_jobs(run: _Run, todo: list[Job], n_workers: int, progress: bool) -> s
         return len(job.files) * (limits.notebook_timeout + 180) + 120
 
     total = sum(len(run.notebooks[job.assignment]) for job in todo)
-    with WorkerPool(n_workers, folder.work, folder.course, config, deadline, run.keep_fds) as pool, \
+    with open_executor(scheduler, n_workers, folder.work, folder.course, config, deadline, run.keep_fds,
+                       sandbox_mode=run.settings.sandbox) as pool, \
             tqdm(total=total, unit="notebook", disable=not progress, file=sys.stderr) as bar, \
             logging_redirect_tqdm(loggers=[logging.getLogger("autograder")]):
+        run.workers = len(pool.workers)
         for job in todo:
             pool.submit(job)
         for worker, job, reply in pool.replies():
