@@ -26,7 +26,7 @@ from autograder.cli import build_parser
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "cluster.md"
 
-ASSUMED_GRADE_OPTIONS = {"--scheduler"}
+ASSUMED_GRADE_OPTIONS: set[str] = set()
 """Options of ``dp-course grade`` that docs/cluster.md names before the Dask branch (issue 24) has landed."""
 
 
