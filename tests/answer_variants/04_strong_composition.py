@@ -168,6 +168,18 @@ VARIANTS = {
     # ---------------------------------------------------------------- Exercise 3 (a): the binomial terms
     "ex3a_terms": {
         "correct_alt": [
+            # issue 22 item 6 decided: the library's composed log-probabilities ARE the binomial log-pmf (they agree
+            # with stats.binom.logpmf to 1.1e-9 at k = 200 000, 3e-11 at k = 10 000; the text says either may be
+            # used), so taking only .log_probs, with the losses (2j - k) eps and the factor formed here, is correct
+            """
+            def rr_delta_terms(epsilon, k, epsilon_total):
+                j = np.arange(k + 1)
+                loss = (2 * j - k) * epsilon
+                keep = loss > epsilon_total
+                pld = RandomizedResponse(epsilon).privacy_loss_distribution().self_compose(k)
+                log_probs = np.asarray(pld.log_probs)
+                return j[keep], log_probs[keep] + np.log(-np.expm1(epsilon_total - loss[keep]))
+            """,
             # scipy's binomial log-pmf, and log1p(-e^x) far from 0 / log(-expm1(x)) near 0
             """
             def rr_delta_terms(epsilon, k, epsilon_total):

@@ -238,6 +238,20 @@ VARIANTS = {
                     return "WRONG", value + lap(c / epsilon), [rho, wrong + 1]
                 return "PASS", None, [rho, wrong]
             """,
+            # every noise with scipy.stats.laplace.rvs on rng (the same draws as rng.laplace)
+            """
+            def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
+                if state is None:
+                    state = (float(stats.laplace.rvs(scale=1 / epsilon, random_state=rng)), 0)
+                rho, wrong = state
+                if wrong >= c:
+                    return "HALTED", None, state
+                def lap(scale):
+                    return float(stats.laplace.rvs(scale=scale, random_state=rng))
+                if abs(value - guess) + lap(c / epsilon) >= tolerance + rho:
+                    return "WRONG", value + lap(c / epsilon), (rho, wrong + 1)
+                return "PASS", None, (rho, wrong)
+            """,
         ],
         "wrong": [
             # the textbook SVT: a new threshold noise for every query (scored 5/7 before the privacy check that
@@ -348,6 +362,49 @@ VARIANTS = {
                     return "HALTED", None, state
                 if abs(value - guess) + rng.laplace(0, 4 * c / epsilon) >= tolerance + rho:
                     return "WRONG", float(value + rng.laplace(0, c / epsilon)), (rho, wrong + 1)
+                return "PASS", None, (rho, wrong)
+            """},
+            # privacy bugs that avoid rng.laplace (issue 22 item 1, second pass): the privacy check follows rng's
+            # stream for a difference of exponentials too, and fails noise it cannot follow.
+            # all three scales halved, Laplace noise as a difference of exponentials (8 epsilon-DP)
+            {"at_most": 0, "code": """
+            def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
+                def lap(scale):
+                    return rng.exponential(scale / 2) - rng.exponential(scale / 2)
+                if state is None:
+                    state = (lap(1 / epsilon), 0)
+                rho, wrong = state
+                if wrong >= c:
+                    return "HALTED", None, state
+                if abs(value - guess) + lap(c / epsilon) >= tolerance + rho:
+                    return "WRONG", float(value + lap(c / epsilon)), (rho, wrong + 1)
+                return "PASS", None, (rho, wrong)
+            """},
+            # the estimate reuses the comparison noise, drawn with rng.standard_exponential
+            {"at_most": 0, "code": """
+            def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
+                def lap(scale):
+                    return scale * (rng.standard_exponential() - rng.standard_exponential())
+                if state is None:
+                    state = (lap(1 / epsilon), 0)
+                rho, wrong = state
+                if wrong >= c:
+                    return "HALTED", None, state
+                gamma = lap(c / epsilon)
+                if abs(value - guess) + gamma >= tolerance + rho:
+                    return "WRONG", float(value + gamma), (rho, wrong + 1)
+                return "PASS", None, (rho, wrong)
+            """},
+            # every noise from NumPy's global generator, not from rng (the scales right)
+            {"at_most": 0, "code": """
+            def guess_and_check(state, value, guess, tolerance, c, epsilon, rng):
+                if state is None:
+                    state = (np.random.laplace(0, 1 / epsilon), 0)
+                rho, wrong = state
+                if wrong >= c:
+                    return "HALTED", None, state
+                if abs(value - guess) + np.random.laplace(0, c / epsilon) >= tolerance + rho:
+                    return "WRONG", float(value + np.random.laplace(0, c / epsilon)), (rho, wrong + 1)
                 return "PASS", None, (rho, wrong)
             """},
             # trivial: always PASS
