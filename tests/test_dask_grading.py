@@ -6,7 +6,8 @@ the same small class of the toy assignment (right, empty, wrong and hostile subm
 with the cluster, and compares scores, events, ``grades.csv``, the feedback pages and the report.  The fault tests
 kill the Dask worker process grading a slow submission (found by its course directory ``w-<host>-<pid>``,
 which the grading worker creates when the job starts): once (graded again on another worker, same scores) and
-twice (a "grader fault" flag, zero, graded again on the next run).
+twice (a "grader fault" flag, zero, graded again on the next run).  The scheduler test kills the scheduler
+mid-run: the run stops with what it graded recorded, and the next run, on a new cluster, grades the rest.
 """
 
 from __future__ import annotations
@@ -67,12 +68,13 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory, grading_sandbox: str) -> Iterator[Cluster]:
-    """A scheduler and two workers on 127.0.0.1, started here and stopped at the end (even on failure)."""
+@contextlib.contextmanager
+def _loopback_cluster(base: Path, workers: tuple[str, ...]) -> Iterator[tuple[Cluster, list[subprocess.Popen[bytes]]]]:
+    """A scheduler and ``workers`` on 127.0.0.1, started here and stopped at the end (even on failure); also
+    gives the processes (the scheduler first) to a test that stops one itself."""
     if not DASK.is_file():
         pytest.skip(f"the dask command is not installed next to {sys.executable}")
-    base = tmp_path_factory.mktemp("dask")
+    base.mkdir(parents=True, exist_ok=True)
     log = base / "cluster.log"
     env = {**os.environ, "PATH": f"{DASK.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     sched_file = base / "scheduler.json"
@@ -90,19 +92,27 @@ def cluster(tmp_path_factory: pytest.TempPathFactory, grading_sandbox: str) -> I
                 time.sleep(0.2)
             address = json.loads(sched_file.read_text())["address"]
             assert address.startswith("tcp://127.0.0.1:")
-            for name in ("a", "b"):
+            for name in workers:
                 procs.append(subprocess.Popen(
                     [str(DASK), "worker", "--scheduler-file", str(sched_file), "--host", "127.0.0.1", "--nthreads",
-                     "1", "--nworkers", "1", "--no-dashboard", "--name", name, "--local-directory", str(base / name)],
+                     "1", "--nworkers", "1", "--no-dashboard", "--name", name, "--local-directory", str(base / name),
+                     "--death-timeout", "30"],
                     stdout=out, stderr=out, env=env, start_new_session=True))
             client = Client(address, timeout=120, set_as_default=False)
-            client.wait_for_workers(2, timeout=180)
-            yield Cluster(address, client, log)
+            client.wait_for_workers(len(workers), timeout=180)
+            yield Cluster(address, client, log), procs
         finally:
             if client is not None:
                 client.close()
             for proc in reversed(procs):
                 _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory, grading_sandbox: str) -> Iterator[Cluster]:
+    """A scheduler and two workers on 127.0.0.1 for the module's tests."""
+    with _loopback_cluster(tmp_path_factory.mktemp("dask"), ("a", "b")) as (started, _):
+        yield started
 
 
 def _class(toy: hostile.Toy, dest: Path) -> Path:
@@ -227,6 +237,47 @@ def test_a_notebook_whose_workers_die_twice_is_flagged_as_a_grader_fault(
     assert "grader fault" in (tmp_path / "out" / "report.md").read_text()
     state = json.loads((tmp_path / "out" / "state.json").read_text())
     assert state["submissions"][f"slow/{NAME}"]["hash"] == ""
+
+
+def _kill_scheduler_while_grading(out: Path, student: str, scheduler: subprocess.Popen[bytes],
+                                  stop: threading.Event) -> None:
+    """SIGKILL the scheduler (its whole process group) a few seconds into ``student``'s notebook."""
+    while not stop.is_set():
+        if any((wdir / "submitted" / student / NAME).is_dir() for wdir in (out / "work").glob("w-*")):
+            time.sleep(3)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(scheduler.pid, signal.SIGKILL)
+            return
+        time.sleep(0.2)
+
+
+def test_a_scheduler_that_goes_away_stops_the_run_and_the_next_run_resumes(
+        toy: hostile.Toy, tmp_path: Path, grading_sandbox: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dask_executor, "SCHEDULER_GRACE", 10.0)  # the run gives up 10 s after losing it, not 60
+    subs = _slow_class(toy, tmp_path / "subs")  # alice first, then slow (one worker: one notebook at a time)
+    out = tmp_path / "out"
+    with _loopback_cluster(tmp_path / "first", ("a",)) as (first, procs):
+        stop = threading.Event()
+        killer = threading.Thread(target=_kill_scheduler_while_grading, args=(out, "slow", procs[0], stop),
+                                  daemon=True)
+        killer.start()
+        try:
+            with pytest.raises(dask_executor.SchedulerLost, match="run the same command again"):
+                grade(subs, out, solutions_dir=toy.solutions, limits=LIMITS, progress=False,
+                      sandbox_mode=grading_sandbox, scheduler=first.address)
+        finally:
+            stop.set()
+            killer.join()
+        assert procs[0].poll() is not None, "the test did not kill the scheduler"
+    state = json.loads((out / "state.json").read_text())["submissions"]
+    assert state[f"alice/{NAME}"]["hash"], "alice, graded before the scheduler went, is in the state file"
+    assert not state.get(f"slow/{NAME}", {}).get("hash"), "slow was not graded: the next run must grade it"
+    with _loopback_cluster(tmp_path / "second", ("b",)) as (second, _):
+        again = grade(subs, out, solutions_dir=toy.solutions, limits=LIMITS, progress=False,
+                      sandbox_mode=grading_sandbox, scheduler=second.address)
+    assert again.graded_now == 1 and again.skipped == 1
+    assert {r.student: _auto(r) for r in again.results} == {"alice": hostile.FULL, "slow": hostile.FULL}
+    assert "slow" in (out / "grades.csv").read_text() and "alice" in (out / "grades.csv").read_text()
 
 
 def test_a_worker_that_may_not_grade_says_why() -> None:
