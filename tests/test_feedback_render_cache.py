@@ -56,8 +56,21 @@ def test_remembered_fragments_give_nbconverts_bytes() -> None:
     assert sizes[4] == sizes[3] and sizes[5] == sizes[4], sizes
     # ... and the keys told apart the lexers (2 code fragments per lexer: with and without the magic)
     assert sizes[0][0] == 2 and sizes[1][0] == 4, sizes
-    # the Markdown of another folder is a new entry; a cell with attachments is never remembered
-    assert sizes[3][1] == sizes[2][1] + 1 and sizes[2][1] == sizes[1][1], sizes
+    # another student's folder reuses the Markdown (the folder is read only to embed images); a cell with
+    # attachments is never remembered
+    assert sizes[3][1] == sizes[2][1] == sizes[1][1] == 1, sizes
+
+
+def test_with_embedded_images_the_folder_is_in_the_key(tmp_path: Any) -> None:
+    """``embed_images`` reads the picture from the notebook's folder: each folder's page is its own."""
+    for folder, colour in (("a", b"GIF89a-red"), ("b", b"GIF89a-blue")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "pic.gif").write_bytes(colour)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("![pic](pic.gif)")])
+    memo = MemoisedHTMLExporter(embed_images=True)
+    pages = [_html(memo, nb, str(tmp_path / folder)) for folder in ("a", "b")]
+    assert pages == [_html(HTMLExporter(embed_images=True), nb, str(tmp_path / folder)) for folder in ("a", "b")]
+    assert pages[0] != pages[1] and len(memo.markdown) == 2
 
 
 def test_the_pygments_lexer_of_each_notebook_is_used() -> None:

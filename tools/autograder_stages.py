@@ -52,7 +52,8 @@ STAGES: dict[str, str | None] = {
     "feedback": (
         "What a student reads.  Takes a graded notebook and gives the student's page: hidden tests stripped and "
         "their outputs withheld, markup made safe, hand grading still pending said so, MathJax offline (the "
-        "nbgrader preprocessors here), checked for leaks of hidden tests or replaced by a summary "
+        "nbgrader preprocessors here), rendered by one converter per worker (:mod:`.feedback_render`) in the "
+        "worker's page process (:mod:`.page_process`), checked for leaks of hidden tests or replaced by a summary "
         "(:mod:`.feedback`).  It never changes a grade."),
     "run": (
         "A grading run.  Takes the checked submissions and gives grades: what is unchanged since the last run "
@@ -101,7 +102,7 @@ TABLE: dict[str, str | None] = {
     "preprocessors.safe_execute": "execute", "preprocessors.trusted_tests": "execute",
     "preprocessors.drop_empty_metadata": "execute", "diagnostics": "execute", "preprocessors.output_caps": "execute",
     # feedback
-    "feedback": "feedback", "feedback_render": "feedback", "preprocessors.strip_hidden_tests": "feedback",
+    "feedback": "feedback", "feedback_render": "feedback", "page_process": "feedback", "preprocessors.strip_hidden_tests": "feedback",
     "preprocessors.withhold_hidden_outputs": "feedback", "preprocessors.safe_markup": "feedback",
     "preprocessors.pending_hand_grading": "feedback", "preprocessors.offline_maths": "feedback",
     # run

@@ -59,8 +59,9 @@ class MemoisedHTMLExporter(HTMLExporter):
 
     * ``highlight_code`` (Pygments): keyed on the notebook's lexer, the source, the language and the cell's
       ``magics_language`` (the only piece of cell metadata the filter reads);
-    * ``markdown2html`` (mistune): keyed on the source and the notebook's folder (``resources.metadata.path``);
-      a cell with attachments is rendered every time;
+    * ``markdown2html`` (mistune): keyed on the source, and the notebook's folder (``resources.metadata.path``)
+      when images are embedded (the only use nbconvert makes of it); a cell with attachments is rendered every
+      time;
     * ``clean_html`` (the kit's bleach pass, :func:`autograder.feedback.safe_markup.clean_html`): keyed on the
       HTML it cleans.
 
@@ -102,7 +103,9 @@ class MemoisedHTMLExporter(HTMLExporter):
         cell = context.get("cell", {})
         if cell.get("attachments"):
             return str(self.markdown2html(context, source))
-        path = str(context.get("resources", {}).get("metadata", {}).get("path", ""))
+        # the notebook's folder is read only to embed images (nbconvert's IPythonRenderer): without that, every
+        # student's copy of an instructor cell is one fragment
+        path = str(context.get("resources", {}).get("metadata", {}).get("path", "")) if self.embed_images else ""
         return _bounded(self.markdown, (str(source), path), lambda: str(self.markdown2html(context, source)))
 
     def _create_environment(self) -> Any:

@@ -7,9 +7,10 @@ and
 answers each with a :class:`~autograder.run.jobs.Reply` line on its original stdout; everything else it prints
 (nbgrader, the kernels' launchers) goes to stderr, the pool's ``worker.log``.  For each job it places the
 submitted notebooks in ``submitted/``, runs nbgrader's ``autograde`` (whose execution step is
-:class:`~autograder.execute.safe_execute.SafeExecute`), renders the feedback pages right away with the
-worker's one :class:`~autograder.feedback.feedback_render.FeedbackRenderer` (nbgrader's feedback converter, its exporter
-and templates built once per worker, not once per submission), and sends the submission's gradebook rows and
+:class:`~autograder.execute.safe_execute.SafeExecute`), renders the feedback pages right away in the
+worker's one :class:`~autograder.feedback.page_process.PageProcess` (a child that keeps nbgrader's feedback
+converter, its exporter, templates and the fragments every page repeats for all the worker's submissions, under
+a time limit per page), and sends the submission's gradebook rows and
 the executor's events back.  A job that raises gets an error reply; the worker
 goes on.
 """
@@ -19,14 +20,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import shutil
 import signal
 import sys
 import time
 import traceback
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,21 +36,21 @@ from nbgrader.coursedir import CourseDirectory
 from ..course.cells import grade_id, grade_ids
 from ..execute.diagnostics import last_error
 from ..feedback.feedback_render import FeedbackRenderer
+from ..feedback.page_process import PageProcess
 from .gradebook import export_submission
 from .jobs import Job, Reply
 from ..course.limits import Limits
 from ..execute import trusted_tests
-from ..isolation.reaping import die_with_parent
 from ..course.settings import course_config
 
-__all__ = ["grade_job", "render_feedback", "serve", "main"]
+__all__ = ["grade_job", "serve", "main"]
 
 
-def grade_job(api: Any, root: Path, job: Job, renderer: FeedbackRenderer | None = None) -> Reply:
+def grade_job(api: Any, root: Path, job: Job, pages: PageProcess | None = None) -> Reply:
     """Autograde one submission and generate its feedback in the worker's course directory ``root``.
 
-    ``renderer`` writes the pages (the worker's own, reused for every job); without one, a renderer is made for
-    this job alone.
+    ``pages`` renders the feedback (the worker's own child process, reused for every job); without one, a
+    renderer and its process are made for this job alone.
     """
     student, assignment = job.student, job.assignment
     started = time.monotonic()
@@ -76,9 +75,15 @@ def grade_job(api: Any, root: Path, job: Job, renderer: FeedbackRenderer | None 
     fb: dict[str, Any] = {"success": False}
     if res.get("success") and job.feedback:
         limits = Limits.from_json(dict(api.config.SafeExecute.get("limits") or {}))
-        pages = renderer or FeedbackRenderer(api.coursedir, api.config)
-        fb = render_feedback(lambda: pages.render(assignment, student),
-                             limits.feedback_timeout * max(1, len(job.files)))
+        seconds = limits.feedback_timeout * max(1, len(job.files))
+        if pages is not None:
+            fb = pages.render(assignment, student, seconds)
+        else:
+            alone = PageProcess(FeedbackRenderer(api.coursedir, api.config))
+            try:
+                fb = alone.render(assignment, student, seconds)
+            finally:
+                alone.close()
     t_feedback = time.monotonic() - started - t_autograde
     data = export_submission(api.coursedir.db_url, assignment, student) if res.get("success") else None
     events = {}
@@ -88,58 +93,6 @@ def grade_job(api: Any, root: Path, job: Job, renderer: FeedbackRenderer | None 
     return Reply(student, assignment, bool(res.get("success")), data, last_error(res), bool(fb.get("success")),
                  last_error(fb), events, round(time.monotonic() - started, 3), round(t_autograde, 3),
                  feedback_seconds=round(t_feedback, 3))
-
-
-def render_feedback(render: Callable[[], dict[str, Any]], seconds: float) -> dict[str, Any]:
-    """``render()`` (one submission's pages: :meth:`FeedbackRenderer.render`, whose exporter and templates the
-    worker built once, before forking) in a child process (a fork of the worker) that may run ``seconds``; past
-    them it is killed and the result says why (``{"success": False, "error": ...}``).
-
-    A student's Markdown cell can stall the renderer (a regular expression that backtracks for hours, in C,
-    where no signal interrupts it): before, the worker hung until the job's deadline, was killed, and the
-    student scored zero.  Now the grade is already in the gradebook, and the page becomes the score-only
-    summary (:func:`autograder.feedback.feedback.publish_feedback`)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    r, w = os.pipe()
-    worker = os.getpid()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child (coverage does not follow a fork ended by os._exit)
-        code = 1
-        try:
-            die_with_parent(worker)  # a worker killed while a page renders takes the renderer with it
-            os.close(r)
-            res = render()
-            data = json.dumps({"success": bool(res.get("success")), "error": last_error(res)}).encode()
-            while data:
-                data = data[os.write(w, data):]
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-    deadline = time.monotonic() + seconds
-    chunks: list[bytes] = []
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return {"success": False, "error": f"rendering the feedback took longer than {seconds:g} s "
-                                                   "(stopped; the grade is kept)"}
-            chunk = os.read(r, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-    os.waitpid(pid, 0)
-    try:
-        out = json.loads(b"".join(chunks))
-    except ValueError:
-        return {"success": False, "error": "the feedback renderer ended without an answer"}
-    return {"success": bool(out.get("success")), "error": str(out.get("error", ""))[:400]}
 
 
 def _drop_stale_cells(path: Path, source: Path) -> None:
@@ -183,19 +136,21 @@ def serve(root: Path) -> int:
     os.chdir(root)
     config = course_config(root)
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-    renderer = FeedbackRenderer(api.coursedir, config)  # exporter and template built now, reused by every page
+    # exporter and template built now, before the page process forks: one child renders every page of the worker
+    pages = PageProcess(FeedbackRenderer(api.coursedir, config))
     try:
-        _serve_lines(api, root, out, renderer)
+        _serve_lines(api, root, out, pages)
     finally:
+        pages.close()
         trusted_tests.shutdown()  # the trusted kernel of this worker (started by the first notebook)
     return 0
 
 
-def _serve_lines(api: Any, root: Path, out: Any, renderer: FeedbackRenderer) -> None:
+def _serve_lines(api: Any, root: Path, out: Any, pages: PageProcess) -> None:
     for line in sys.stdin:
         data = json.loads(line)
         try:
-            reply = grade_job(api, root, Job.from_json(data), renderer)
+            reply = grade_job(api, root, Job.from_json(data), pages)
         except Exception as exc:  # a broken job must not take the worker down
             traceback.print_exc()
             reply = Reply(data.get("student"), data.get("assignment"), False,
