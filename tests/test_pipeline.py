@@ -424,9 +424,33 @@ def test_round_trip_grading_is_clean(name, tmp_path_factory):
     result = nbs.round_trip(tmp_path_factory, name)
     expected = set(result.students)
     assert set(result.grades) == expected, f"{name}: not every submission was graded"
-    log = result.autograde_log
+    log = _without_kernel_shutdown_noise(result.autograde_log)
     assert "| ERROR]" not in log and "Traceback" not in log, \
         f"{name}: nbgrader autograde reported errors:\n{_around_errors(log)}"
+
+
+KERNEL_SHUTDOWN_NOISE = re.compile(
+    r"^ERROR:tornado\.general:Uncaught exception in ZMQStream callback\n"
+    r"Traceback \(most recent call last\):\n(?:[ \t].*\n)*?zmq\.error\.ZMQError: [^\n]*\n?", re.M)
+"""ipykernel's own stderr when a control message (the shutdown request) arrives as its IOPub thread closes:
+``process_control`` flushes ``sys.stdout`` into a socket already closed (``ZMQError: Socket operation on
+non-socket``).  A kernel of the grading run printed it on its way out (measured in CI, lectures 03 and 06 once
+each); it is not nbgrader's and changes no result.  Only this exact block is dropped: every other error or
+traceback in the log still fails the test."""
+
+
+def _without_kernel_shutdown_noise(log: str) -> str:
+    return KERNEL_SHUTDOWN_NOISE.sub("", log)
+
+
+def test_the_kernel_shutdown_noise_is_all_that_is_dropped() -> None:
+    noise = ("ERROR:tornado.general:Uncaught exception in ZMQStream callback\nTraceback (most recent call last):\n"
+             '  File "zmqstream.py", line 585, in _log_error\n    f.result()\n'
+             "zmq.error.ZMQError: Socket operation on non-socket\n")
+    other = "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: real\n"
+    assert _without_kernel_shutdown_noise("a\n" + noise + "b\n") == "a\nb\n"
+    assert _without_kernel_shutdown_noise(other) == other
+    assert "Traceback" in _without_kernel_shutdown_noise(noise.replace("ZMQError", "ValueError"))
 
 
 def _around_errors(log: str, before: int = 10, after: int = 40) -> str:

@@ -155,7 +155,8 @@ NAMES = ("scale_rows", "loop_rows", "comprehension_rows", "apply_rows")
 
 def _size_notebook():
     # the helper imported by the test function itself (below) and, as in the lectures, by the setup cell too
-    return notebook(setup_cell(SETUP + "\nfrom dp_course.testing import count_python_lines"), answer_cell("a", textwrap.dedent(ANSWERS).strip()),
+    setup = setup_cell(SETUP + "\nfrom dp_course.testing import count_python_lines")
+    return notebook(setup, answer_cell("a", textwrap.dedent(ANSWERS).strip()),
                     *[grade_cell(n, SIZE_TEST.format(name=n).strip()) for n in NAMES])
 
 
