@@ -22,8 +22,22 @@ Runs in ``.venv-lite`` (``run.py lite`` creates it with the ``lite`` extra of py
 At run time the site loads Pyodide and its packages (numpy, scipy, matplotlib, scikit-learn) from Pyodide's CDN -
 the version pinned here, :data:`PYODIDE_VERSION`, the one the installed ``jupyterlite-pyodide-kernel`` is built for
 - and ipywidgets from PyPI: the only downloads, made by the reader's browser, never by this build. A course that
-hosts Pyodide itself passes ``--pyodide FILE`` (a Pyodide release tarball, ``pyodide-<version>.tar.bz2``, local
-path or URL): the build copies it into the site and the site fetches nothing from a CDN. What does not work there:
+hosts Pyodide itself passes ``--pyodide`` one of
+
+* a Pyodide release tarball, ``pyodide-<version>.tar.bz2`` (local path or URL; Pyodide's GitHub releases): the
+  core and every package; the build hands it to ``jupyterlite-pyodide-kernel``'s addon and the site fetches
+  nothing from a CDN;
+* Pyodide's npm package, ``pyodide-<version>.tgz`` (``registry.npmjs.org``; its members under ``package/``): the
+  core only (interpreter, standard library, ``pyodide-lock.json``), no packages.  The kernel's own packages
+  (micropip, IPython) and the lectures' (numpy, ...) still come from Pyodide's CDN;
+* a folder holding an unpacked distribution (``pyodide.mjs`` and ``pyodide-lock.json`` in it, or in its
+  ``pyodide/`` or ``package/`` subfolder), e.g. the one ``run.py fetch-pyodide`` assembles
+  (``tools/fetch_pyodide.py``: the npm core plus the kernel's pure-Python packages, so Python starts offline).
+
+For the last two the build copies the distribution to the site's ``static/pyodide/`` (where the addon looks for a
+local Pyodide) and points every package of ``pyodide-lock.json`` whose file is not in it at Pyodide's CDN at the
+pinned version (:func:`place_pyodide`).  When such a package cannot be fetched, the install cell says so in plain
+words within 30 s (:data:`INSTALL_CELL`).  What does not work there:
 ``dp-course check`` and grading (no terminal, no subprocesses, no nbgrader), anything that needs the file system of
 your machine; saving keeps work in the browser's storage only.
 """
@@ -35,6 +49,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import tomllib
 from pathlib import Path
@@ -50,8 +65,40 @@ RUNTIME_DEPENDENCIES = ["numpy", "scipy", "matplotlib", "scikit-learn", "ipywidg
 in Pyodide's own distribution but ipywidgets (from PyPI); ``tests/test_builds.py`` checks the list against the
 library's imports."""
 INSTALL_CELL_ID = "jupyterlite-install-dp-course"
-INSTALL_CELL = ("# JupyterLite only: install the course library into this browser tab's Python (from this site).\n"
-                "%pip install -q dp-course")
+INSTALL_WAIT = 30
+"""Seconds the install cell waits before it says in plain words what it is waiting for."""
+INSTALL_GIVE_UP = 600
+"""Seconds after which the install cell stops waiting for a download that does not answer."""
+PACKAGES_FAILED = "The course library could not be installed in this browser"
+"""The first words of the install cell's message when a package cannot be fetched (the browser test looks for
+them)."""
+INSTALL_CELL = f'''# JupyterLite only: install the course library (and numpy, scipy, ...) into this browser tab's Python.
+# A download that fails, or does not answer within {INSTALL_WAIT} s, is reported here in plain words.
+import asyncio, piplite
+from IPython.display import Markdown, display
+
+_install = asyncio.ensure_future(piplite.install("dp-course"))
+_done, _ = await asyncio.wait([_install], timeout={INSTALL_WAIT})
+if not _done:
+    display(Markdown("Still downloading after {INSTALL_WAIT} s: numpy, scipy and matplotlib are large, a slow network "
+                     "takes minutes. If this does not finish, your network may be blocking the download."))
+    _done, _ = await asyncio.wait([_install], timeout={INSTALL_GIVE_UP - INSTALL_WAIT})
+_error = _install.exception() if _done else TimeoutError("no answer within {INSTALL_GIVE_UP // 60} minutes")
+if _error is not None:
+    _install.cancel()
+    display(Markdown(f"""**{PACKAGES_FAILED}:** a download failed ({{str(_error).strip().rstrip(".")[:300]}}).
+
+It needs numpy, scipy, matplotlib and scikit-learn from Pyodide's server (cdn.jsdelivr.net) and ipywidgets from
+PyPI. You are probably offline, or a firewall or browser setting blocks those addresses. The code cells of this
+lecture will not run here; you can still read it. What you can do: try again on another network; read the
+lectures in the course's offline site (`python3 run.py site`); install the course on your machine
+(`python3 run.py lab`); or ask whoever hosts this site to build it with the full Pyodide release
+(`python3 run.py lite --pyodide pyodide-{PYODIDE_VERSION}.tar.bz2`), which needs no outside server."""))
+    raise RuntimeError("the course library is not installed: see the message above")
+'''
+"""The first cell of every lecture in the site: installs ``dp_course`` (from the site's own index) and with it the
+packages it needs (Pyodide's, from the CDN unless the site bundles them); says in plain words when one cannot be
+fetched, within :data:`INSTALL_WAIT` seconds, and then stops Run All (the rest of the lecture needs the library)."""
 LITE_CONFIG = {
     "jupyter-lite-schema-version": 0,
     "jupyter-config-data": {
@@ -105,22 +152,77 @@ def lite_config(local_pyodide: bool) -> dict:
     return config
 
 
+def _distribution_root(folder: Path) -> Path:
+    """The folder of an unpacked Pyodide distribution that holds ``pyodide.mjs`` (itself, ``pyodide/`` or
+    ``package/``)."""
+    for root in (folder, folder / "pyodide", folder / "package"):
+        if (root / PYODIDE_MJS).is_file() and (root / "pyodide-lock.json").is_file():
+            return root
+    raise ValueError(f"--pyodide: {folder} holds no Pyodide distribution (expected {PYODIDE_MJS} and "
+                     "pyodide-lock.json in it, or in its pyodide/ or package/ subfolder)")
+
+
+def _check_version(root: Path, given: str) -> None:
+    """A distribution that says its version (npm's ``package.json``) must be the pinned one."""
+    package = root / "package.json"
+    if package.is_file():
+        version = json.loads(package.read_text(encoding="utf-8")).get("version")
+        if version != PYODIDE_VERSION:
+            raise ValueError(f"--pyodide: {given} is Pyodide {version}; this build needs Pyodide "
+                             f"{PYODIDE_VERSION}, the version the installed jupyterlite-pyodide-kernel is built for")
+
+
+def place_pyodide(given: str, static: Path) -> Path:
+    """Copy a local Pyodide (npm package ``.tgz`` or unpacked folder) to ``static`` (``<lite dir>/static/pyodide``,
+    where ``jupyterlite-pyodide-kernel``'s addon takes a local Pyodide from); returns ``static``.
+
+    Every package of ``pyodide-lock.json`` whose file is not in the distribution is pointed at Pyodide's CDN at
+    the pinned version (an absolute ``file_name``), so a core-only distribution still finds numpy & co. there.
+    Bad input (no such file, not a Pyodide, another version) raises ValueError naming ``--pyodide`` and the value."""
+    path = Path(given).expanduser()
+    with tempfile.TemporaryDirectory(prefix="dp-course-pyodide-") as tmp:
+        if path.is_file() and path.name.endswith((".tgz", ".tar.gz")):
+            with tarfile.open(path, "r:gz") as tar:
+                tar.extractall(tmp, filter="data")
+            path = Path(tmp)
+        elif not path.is_dir():
+            raise ValueError(f"--pyodide: {given} is neither a Pyodide release tarball (.tar.bz2, path or URL), "
+                             "Pyodide's npm package (.tgz) nor a folder with an unpacked Pyodide")
+        root = _distribution_root(path)
+        _check_version(root, given)
+        shutil.copytree(root, static, ignore=shutil.ignore_patterns("*.map", "*.d.ts", "*.html", "README.md"))
+    lock_path = static / "pyodide-lock.json"
+    lock = json.loads(lock_path.read_text(encoding="utf-8"))
+    cdn = PYODIDE_CDN.rsplit("/", 1)[0]
+    for entry in lock["packages"].values():
+        name = entry["file_name"]
+        if "://" not in name and not (static / name).is_file():
+            entry["file_name"] = f"{cdn}/{name}"
+    lock_path.write_text(json.dumps(lock, indent=1), encoding="utf-8")
+    return static
+
+
 def build(output: Path, notebooks_dir: Path = ROOT / "notebooks", pyodide: str | None = None) -> Path:
-    """Build the site into ``output`` (replaced); returns it.  ``pyodide``: a Pyodide tarball to bundle."""
+    """Build the site into ``output`` (replaced); returns it.  ``pyodide``: a Pyodide to bundle (see the module's
+    docstring: a release tarball, the npm package or an unpacked folder)."""
     with tempfile.TemporaryDirectory(prefix="dp-course-lite-") as tmp:
         work = Path(tmp)
+        lite_dir = work / "lite"
+        lite_dir.mkdir()
+        addon_pyodide = pyodide
+        if pyodide is not None and not pyodide.endswith(".tar.bz2") and "://" not in pyodide:
+            place_pyodide(pyodide, lite_dir / "static" / "pyodide")
+            addon_pyodide = None
         wheel = build_wheel(work)
         contents = work / "contents" / "notebooks"
         prepare_contents(contents, notebooks_dir)
-        lite_dir = work / "lite"
-        lite_dir.mkdir()
         (lite_dir / "jupyter-lite.json").write_text(json.dumps(lite_config(pyodide is not None), indent=2))
         shutil.copy(LAB_SETTINGS, lite_dir / "overrides.json")
         if output.exists():
             shutil.rmtree(output)
         subprocess.run([sys.executable, "-m", "jupyterlite_core", "build", "--lite-dir", str(lite_dir),
                         "--contents", str(contents), "--output-dir", str(output.resolve()),
-                        "--piplite-wheels", str(wheel), *(["--pyodide", pyodide] if pyodide else [])],
+                        "--piplite-wheels", str(wheel), *(["--pyodide", addon_pyodide] if addon_pyodide else [])],
                        check=True, cwd=work)
     shutil.copy(FRONT_PAGE, output / "index.html")
     return output
@@ -131,11 +233,15 @@ def main(argv: list[str] | None = None) -> int:
                                      epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-o", "--output", type=Path, default=ROOT / "build" / "lite", help="site folder (replaced)")
-    parser.add_argument("--pyodide", metavar="FILE", help="bundle this Pyodide release tarball (path or URL) in the "
-                        "site instead of loading Pyodide from its CDN")
+    parser.add_argument("--pyodide", metavar="FILE", help="bundle this Pyodide in the site instead of loading it from "
+                        "its CDN: a release tarball (.tar.bz2, path or URL: everything), the npm package (.tgz: the "
+                        "core only) or a folder with an unpacked distribution (python3 run.py fetch-pyodide makes one)")
     parser.add_argument("--notebooks", type=Path, default=ROOT / "notebooks", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    site = build(args.output, args.notebooks, args.pyodide)
+    try:
+        site = build(args.output, args.notebooks, args.pyodide)
+    except ValueError as error:
+        parser.error(str(error))
     print(f"JupyterLite site in {site}: serve it with any static web server, e.g. "
           f"`python3 -m http.server -d {site} --bind 127.0.0.1`, and open its front page (index.html)")
     return 0
