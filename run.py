@@ -12,6 +12,8 @@
     python3 run.py site [-o DIR]    the course site: every lecture executed, as HTML that reads offline
     python3 run.py lite [-o DIR]    a JupyterLite site: the course in the browser, nothing to install
     python3 run.py binder [--write] this repository's Binder link (from its git remote); --write: README badge
+    python3 run.py fetch-pyodide    download Pyodide's core (npm) and the kernel's packages (PyPI), hash-checked,
+                                    into .cache/pyodide/: `run.py lite --pyodide` then starts Python with no CDN
     python3 run.py setup [--dev]    only create or refresh the virtual environment
 
 Needs nothing but Python 3.11+ (with the standard ``venv`` module) and access to PyPI on first use.
@@ -163,6 +165,17 @@ def ensure_chromium() -> None:
         print(f"run.py: could not install chromium (see {APT_LOG}); the browser test will be skipped", flush=True)
 
 
+def ensure_pyodide() -> None:
+    """Download Pyodide's core and the kernel's packages for the JupyterLite browser test (``tools/fetch_pyodide.py``:
+    standard library only, hash-checked, into ``.cache/pyodide``); what is already there with the right hash is
+    not downloaded again.  Quiet; a failure (no network) is reported in one line and the test that needs them skips
+    saying so (fails in CI)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / "fetch_pyodide.py")], capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"run.py: could not fetch Pyodide ({proc.stderr.strip()[-300:]}); the browser test that starts Python "
+              "in JupyterLite will be skipped", flush=True)
+
+
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     # nbgrader shells out to `alembic`, which lives in the venv's bin: it must be on PATH.
@@ -243,6 +256,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     ensure_env(("dev",))
     ensure_lite_env()
     ensure_chromium()
+    ensure_pyodide()
     workers = args.workers or str(min(4, os.cpu_count() or 1))
     # one xdist group = one unit of work, handed out in the order tests/conftest.py sorts them (longest first)
     argv = [str(PY), "-m", "pytest", "-n", workers, "--dist", "loadgroup", "--no-loadscope-reorder",
@@ -280,6 +294,11 @@ def cmd_lite(args: argparse.Namespace) -> int:
 def cmd_binder(args: argparse.Namespace) -> int:
     """The Binder link and README badge from the repository's own remote (standard library only: no .venv)."""
     return _exec([sys.executable, str(ROOT / "tools" / "binder_link.py"), *args.build_args])
+
+
+def cmd_fetch_pyodide(args: argparse.Namespace) -> int:
+    """Pyodide's core and the kernel's packages into .cache/pyodide (standard library only: no .venv)."""
+    return _exec([sys.executable, str(ROOT / "tools" / "fetch_pyodide.py"), *args.build_args])
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
@@ -322,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
                        "into README.md (--help)")
     p.add_argument("build_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_binder)
+    p = sub.add_parser("fetch-pyodide", add_help=False, help="download Pyodide's core and the kernel's packages "
+                       "(hash-checked) into .cache/pyodide, for `run.py lite --pyodide` and the browser test (--help)")
+    p.add_argument("build_args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_fetch_pyodide)
     p = sub.add_parser("setup", help="create or refresh .venv only")
     p.add_argument("--dev", action="store_true", help="also install the developer extras (tests, builds)")
     p.set_defaults(func=cmd_setup)
@@ -334,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
             args.course_args = [*extra, *args.course_args]
         elif args.command == "lab":
             args.jupyter_args = [*extra, *args.jupyter_args]
-        elif args.command in ("site", "lite", "binder"):
+        elif args.command in ("site", "lite", "binder", "fetch-pyodide"):
             args.build_args = [*extra, *args.build_args]
         else:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
