@@ -68,7 +68,7 @@ def test_the_pinned_pyodide_is_the_one_the_kernel_is_built_for():
     _need_lite_tools()
     out = subprocess.run([str(LITE_PY), "-c", "from jupyterlite_pyodide_kernel.constants import PYODIDE_VERSION; "
                           "print(PYODIDE_VERSION)"], capture_output=True, text=True, check=True).stdout.strip()
-    assert fetch_pyodide.PYODIDE_VERSION == out
+    assert out == fetch_pyodide.PYODIDE_VERSION
     assert fetch_pyodide.NPM_URL.endswith(f"/pyodide-{out}.tgz")
 
 

@@ -72,7 +72,7 @@ INSTALL_GIVE_UP = 600
 PACKAGES_FAILED = "The course library could not be installed in this browser"
 """The first words of the install cell's message when a package cannot be fetched (the browser test looks for
 them)."""
-INSTALL_CELL = f'''# JupyterLite only: install the course library (and numpy, scipy, ...) into this browser tab's Python.
+INSTALL_CELL = f'''# JupyterLite only: install the course library (numpy, scipy, ...) into this browser tab's Python.
 # A download that fails, or does not answer within {INSTALL_WAIT} s, is reported here in plain words.
 import asyncio, piplite
 from IPython.display import Markdown, display

@@ -135,8 +135,8 @@ def test_python_starts_offline_and_the_install_cell_says_what_it_cannot_fetch(py
     assert "emscripten 3.14." in version, version
     # nothing of Pyodide's core came from outside; what was tried outside (and blocked) is the packages' servers
     assert not [u for u in external if "pyodide.mjs" in u or "pyodide.asm" in u or "python_stdlib" in u], external
-    assert external and all(u.startswith(("https://pypi.org/", "https://cdn.jsdelivr.net/pyodide/")) for u in external), \
-        external
+    outside = ("https://pypi.org/", "https://cdn.jsdelivr.net/pyodide/")
+    assert external and all(u.startswith(outside) for u in external), external
 
 
 def test_a_download_that_never_answers_is_reported_after_30_s(python_site):
