@@ -165,3 +165,38 @@ def test_a_download_that_never_answers_is_reported_after_30_s(python_site):
         context.close()
     assert hanging, "no request left the site: nothing could hang"
     assert 29 <= waited < 45, f"the note came after {waited} s (expected at 30 s)"
+
+
+def test_with_the_npm_core_only_the_front_page_says_python_cannot_start(tmp_path):
+    """Pyodide's npm package alone (``--pyodide pyodide-<version>.tgz``): the interpreter is in the site but the
+    kernel's first package (micropip) is on the CDN, blocked here.  The front page says so, naming that address,
+    instead of opening a lecture whose kernel would never start."""
+    sync_playwright = playwright_or_skip()
+    require("the JupyterLite tools (.venv-lite: `python3 run.py lite` or `run.py test` sets them up)",
+            LITE_PY.exists())
+    tarball = fetch_pyodide.CACHE / f"pyodide-{fetch_pyodide.PYODIDE_VERSION}.tgz"
+    require("Pyodide's npm package in .cache/pyodide (`python3 run.py fetch-pyodide` downloads it; `run.py test` "
+            "does)", tarball.is_file())
+    out = tmp_path / "site"
+    proc = subprocess.run([sys.executable, str(ROOT / "run.py"), "lite", "-o", str(out), "--pyodide", str(tarball)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert (out / "static" / "pyodide" / "pyodide.asm.wasm").is_file()
+    console = Console()
+    with serve_folder(out) as base, sync_playwright() as pw:
+        context = launch(pw, ARTIFACTS.parent / "profile-lite-npm-core")
+        console.attach(context, base)
+        page = context.new_page()
+        started = time.monotonic()
+        page.goto(base, wait_until="load")
+        page.wait_for_selector("#problem", state="visible", timeout=30_000)
+        waited = time.monotonic() - started
+        text = page.inner_text("#problem")
+        page.screenshot(path=str(ARTIFACTS / "lite-python-npm-core-only.png"))
+        context.close()
+    _, external = console.take()
+    assert waited < 30, f"the front page took {waited:.0f} s to say that Python cannot start"
+    cdn = f"cdn.jsdelivr.net/pyodide/v{fetch_pyodide.PYODIDE_VERSION}/full/micropip-"
+    assert "Python cannot be loaded" in text and cdn in text, text
+    assert "fetch-pyodide" in text, text
+    assert [u for u in external if cdn in u] and not [u for u in external if "pyodide.asm" in u], external
