@@ -139,9 +139,24 @@ def test_the_fetched_distribution_starts_the_kernel_from_the_site():
             pytest.fail(reason + " (required in CI: DP_COURSE_CI=1)")
         pytest.skip(reason)
     lock = json.loads((folder / "pyodide-lock.json").read_text())["packages"]
+    with tarfile.open(fetch_pyodide.CACHE / f"pyodide-{fetch_pyodide.PYODIDE_VERSION}.tgz") as tar:
+        member = tar.extractfile("package/pyodide-lock.json")
+        assert member is not None
+        original = json.loads(member.read())["packages"]
     for path, digest in fetch_pyodide.KERNEL_WHEELS.items():
         name = path.rsplit("/", 1)[1]
         assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest
         key = name.split("-")[0].lower().replace("_", "-")
         assert lock[key]["file_name"] == name and lock[key]["sha256"] == digest
+        if key in original:   # the same version as Pyodide's own build (an upgrade must update the pins)
+            assert original[key]["version"] == name.split("-")[1], (key, original[key]["version"], name)
+    # everything the kernel loads while it starts is bundled: micropip, and ipython, jedi with their dependencies
+    needed, todo = set(), ["micropip", "ipython", "jedi"]
+    while todo:
+        key = todo.pop().lower().replace("_", "-")
+        if key not in needed:
+            needed.add(key)
+            todo += original[key]["depends"]
+    bundled = {p.rsplit("/", 1)[1].split("-")[0].lower().replace("_", "-") for p in fetch_pyodide.KERNEL_WHEELS}
+    assert needed <= bundled, sorted(needed - bundled)
     assert json.loads((folder / "package.json").read_text())["version"] == fetch_pyodide.PYODIDE_VERSION

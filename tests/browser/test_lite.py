@@ -4,8 +4,7 @@
 request that is not for that server is aborted (``_browser_lab.Console``), so Pyodide's CDN is unreachable, as on
 a machine without internet.  The front page must say so in plain words within 30 s (and name the address it
 tried); its "open anyway" link must open JupyterLab on the lecture index, rendered, with the course's settings.
-What this machine cannot show: Python running in the page (Pyodide comes from its CDN, or from a tarball the
-builder passes with ``--pyodide``; none is available here).
+Python running in the page, from a Pyodide bundled with the site (``--pyodide``): ``test_lite_python.py``.
 """
 
 from __future__ import annotations
