@@ -6,7 +6,7 @@
     python3 run.py lab --instructor OUTPUT   hand-grade a grading run: nbgrader's Formgrader on OUTPUT
                                     (= dp-course formgrade OUTPUT; OUTPUT is what dp-course grade -o wrote)
     python3 run.py lab --instructor the course with nbgrader's Create Assignment toolbar (writing lectures)
-    python3 run.py test             run the whole test suite (installs the developer tools and chromium)
+    python3 run.py test             run the whole test suite (installs the developer tools, chromium and Pyodide's core)
     python3 run.py course ARGS...   the instructor / student CLI (dp-course: release, grade, formgrade, feedback,
                                     report, check, ...); paths are relative to where you type it
     python3 run.py site [-o DIR]    the course site: every lecture executed, as HTML that reads offline
