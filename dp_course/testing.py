@@ -122,9 +122,22 @@ def library_function_name(code: CodeType, library_dir: str = LIBRARY_DIR) -> str
 
     The module's dotted name comes from the file's place in the package (``<dir>/pld/gaussian.py`` is
     ``dp_course.pld.gaussian``, an ``__init__.py`` the package itself), followed by ``co_qualname``.
+
+    Raises:
+        TypeError: ``code`` is not a code object, or ``library_dir`` not a string.
+        ValueError: ``library_dir`` is not an absolute, normalised path.
     """
     if not isinstance(code, CodeType):
         raise TypeError(f"code must be a code object (a frame's f_code), got {type(code).__name__}")
+    if not isinstance(library_dir, str):
+        raise TypeError(f"library_dir must be a string (the package's folder), got {type(library_dir).__name__}")
+    if not os.path.isabs(library_dir) or library_dir != os.path.normpath(library_dir):
+        raise ValueError(f"library_dir must be an absolute, normalised path (the package's folder), "
+                         f"got {library_dir!r:.200}")
+    return _library_name(code, library_dir)
+
+
+def _library_name(code: CodeType, library_dir: str) -> str | None:
     module = _library_module(code.co_filename, library_dir)
     return None if module is None else f"{module}.{code.co_qualname}"
 
@@ -162,7 +175,7 @@ def _traced(func: Callable[..., Any], args: tuple[Any, ...],
         return local
 
     def start(frame: FrameType, event: str, arg: Any) -> Any:
-        library = library_function_name(frame.f_code)
+        library = _library_name(frame.f_code, LIBRARY_DIR)
         if library is not None:
             entered.add(library)
         name = frame.f_code.co_filename

@@ -213,3 +213,10 @@ def test_forged_names_from_the_students_kernel_are_an_error(trusted_kernel):
                   *[grade_cell(k, FORGED_TEST.format(kind=k).strip()) for k in kinds])
     cells = graded_cells(run_two(nb, trusted_kernel).nb)
     assert {k: errors(cells[k])[0][0] for k in kinds} == dict.fromkeys(kinds, "StudentKernelError")
+
+
+@pytest.mark.parametrize("bad, error", [(3, TypeError), (None, TypeError), ("", ValueError),
+                                        ("dp_course", ValueError), ("/tmp/../tmp", ValueError)])
+def test_a_library_folder_that_is_not_an_absolute_path_is_refused_naming_library_dir(bad, error):
+    with pytest.raises(error, match="library_dir must be"):
+        library_function_name(library_calls.__code__, bad)
