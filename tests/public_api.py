@@ -48,6 +48,11 @@ def _count_lines(func: Callable[..., Any]) -> tuple[Any, int]:
     return testing.count_python_lines(func, [3.0, 1.0])
 
 
+def _library_calls(func: Callable[..., Any]) -> tuple[Any, frozenset[str]]:
+    """``library_calls`` on a fixed argument: the fuzz replaces the function."""
+    return testing.library_calls(func, [3.0, 1.0])
+
+
 @dataclass(frozen=True)
 class Call:
     """One valid call of a public target.
@@ -437,6 +442,9 @@ CALLS: list[Call] = [
     # ---- testing (what a test cell uses) ------------------------------------------------------------------------
     Call(testing.count_python_lines, _count_lines, dict(func=len)),
     Call(testing.is_cell_code, testing.is_cell_code, dict(filename="<string>")),
+    Call(testing.library_calls, _library_calls, dict(func=len)),
+    Call(testing.library_function_name, testing.library_function_name,
+         dict(code=testing.library_calls.__code__, library_dir=testing.LIBRARY_DIR)),
     Call(widgets.StaticExplorer, widgets.StaticExplorer, dict(figure=plotting.new_figure()[0],
                                                               draw=lambda **kw: plotting.new_figure()[0])),
     Call(widgets.pld_explorer, widgets.pld_explorer, dict(mechanism="Laplace")),

@@ -20,8 +20,10 @@ comes back advanced).  Standard library and NumPy only.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import linecache
+import os
 import sys
 import types
 import warnings
@@ -31,7 +33,7 @@ from typing import Any
 from . import codec
 
 __all__ = ["PROTOCOL", "MAX_WARNINGS", "Reply", "describe", "call", "exception_info", "describe_value",
-           "warning_info", "is_cell_code", "counted_call"]
+           "warning_info", "is_cell_code", "counted_call", "library_dir", "traced_call"]
 
 PROTOCOL = 1
 """Version of the request / reply format (checked by the trusted side)."""
@@ -41,6 +43,9 @@ MAX_MESSAGE_CHARS = 2000
 
 MAX_WARNINGS = 20
 """Most warnings of one call sent back (the first ones)."""
+
+LIBRARY = "dp_course"
+"""The course library, whose functions a library-call test names (:func:`traced_call`)."""
 
 
 class Reply:
@@ -145,7 +150,7 @@ def call(namespace: Mapping[str, Any], request: str) -> Reply:
     """Call the student's function named in ``request`` with its arguments; answer with the result by value.
 
     ``request`` is ``{"name": ..., "args": tree, "kwargs": tree, "limits": {...}}``, with ``"count_lines": true``
-    for a size test (:func:`counted_call`).  Generators in the
+    for a size test and ``"library_calls": true`` for a library-call test (:func:`traced_call`).  Generators in the
     arguments are rebuilt from their state, references ``{"t": "fn"}`` become the student's functions of
     that name.  The student's output during the call goes to the student's kernel as usual, which the
     trusted side does not read.  The warnings the call raises are recorded instead of shown (under the
@@ -154,8 +159,8 @@ def call(namespace: Mapping[str, Any], request: str) -> Reply:
 
     Returns:
         ``{"ok": tree, "rngs": [state trees], "warnings": [warning_info]}`` – the result, the final state of
-        each generator argument and the first :data:`MAX_WARNINGS` warnings, and ``"lines": count`` when the
-        request asked for it – or ``{"error": exception_info,
+        each generator argument and the first :data:`MAX_WARNINGS` warnings, ``"lines": count`` and
+        ``"library": [sorted names]`` when the request asked for them – or ``{"error": exception_info,
         "rngs": [...], "warnings": [...]}``.  A result that is not plain data is an error with ``where ==
         "result"``, whose message says what it is and what to return instead (:func:`plain.why_not_plain`).
     """
@@ -170,13 +175,14 @@ def call(namespace: Mapping[str, Any], request: str) -> Reply:
             raise TypeError("malformed arguments")
         func = _function(namespace, str(parsed["name"]))
         count = parsed.get("count_lines") is True
+        library = parsed.get("library_calls") is True
     except Exception as exc:  # noqa: BLE001 - reported to the trusted side
         return _reply({"error": exception_info(exc, "request"), "rngs": []})
-    lines = 0
+    lines, names = 0, frozenset[str]()
     with warnings.catch_warnings(record=True) as caught:
         try:
-            if count:
-                result, lines = counted_call(func, args, kwargs)
+            if count or library:
+                result, lines, names = traced_call(func, args, kwargs)
             else:
                 result = func(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt too: the grader's interrupt on timeout
@@ -193,7 +199,8 @@ def call(namespace: Mapping[str, Any], request: str) -> Reply:
             inside = "" if exc.culprit is result else f"{_article(info['type'])} holding "
             info["hint"] = f"{inside}{exc.hint}"[:MAX_MESSAGE_CHARS]
         return _reply({"error": info, "rngs": states, "warnings": raised})
-    return _reply({"ok": tree, "rngs": states, "warnings": raised, **({"lines": lines} if count else {})})
+    return _reply({"ok": tree, "rngs": states, "warnings": raised, **({"lines": lines} if count else {}),
+                   **({"library": sorted(names)} if library else {})})
 
 
 def is_cell_code(filename: str) -> bool:
@@ -209,8 +216,31 @@ def counted_call(func: Any, args: list[Any], kwargs: dict[str, Any]) -> tuple[An
     ``line`` events (:func:`sys.settrace`) of frames of the notebook's cells and of ``func``'s own file.  The
     same count as :func:`dp_course.testing.count_python_lines` in one kernel (``tests/trusted/test_size.py``
     compares them); the previous trace function is put back afterwards, also when the call raises."""
+    result, lines, _ = traced_call(func, args, kwargs)
+    return result, lines
+
+
+def library_dir() -> str | None:
+    """The folder of the course library (:data:`LIBRARY`) this kernel imports, found without importing it;
+    None if it is not installed."""
+    spec = importlib.util.find_spec(LIBRARY)
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return os.path.abspath(locations[0]) if locations else None
+
+
+def traced_call(func: Any, args: list[Any], kwargs: dict[str, Any]) -> tuple[Any, int, frozenset[str]]:
+    """``func(*args, **kwargs)``, the Python lines the student's own code ran during it (:func:`counted_call`)
+    and the qualified names of the course library's functions that started running during it (a frame whose
+    file lies below :func:`library_dir`: ``"dp_course.pld.gaussian.GaussianPLD._log_delta"``).  The same rules
+    as :func:`dp_course.testing.count_python_lines` and :func:`dp_course.testing.library_calls` in one kernel
+    (``tests/trusted/test_size.py`` and ``test_library_calls.py`` compare them); the previous trace function is
+    put back afterwards, also when the call raises."""
     own = getattr(getattr(func, "__code__", None), "co_filename", None)
+    root = library_dir()
+    prefix = None if root is None else root + os.sep
     lines = 0
+    modules: dict[str, str | None] = {}
+    entered: set[str] = set()
 
     def local(frame: types.FrameType, event: str, arg: Any) -> Any:
         nonlocal lines
@@ -220,6 +250,11 @@ def counted_call(func: Any, args: list[Any], kwargs: dict[str, Any]) -> tuple[An
 
     def start(frame: types.FrameType, event: str, arg: Any) -> Any:
         name = frame.f_code.co_filename
+        if prefix is not None and name.startswith(prefix) and name.endswith(".py"):
+            if name not in modules:
+                dotted = [LIBRARY, *os.path.relpath(name[:-3], root).split(os.sep)]
+                modules[name] = ".".join(dotted[:-1] if dotted[-1] == "__init__" else dotted)
+            entered.add(f"{modules[name]}.{frame.f_code.co_qualname}")
         return local if name == own or is_cell_code(name) else None
 
     previous = sys.gettrace()
@@ -228,7 +263,7 @@ def counted_call(func: Any, args: list[Any], kwargs: dict[str, Any]) -> tuple[An
         result = func(*args, **kwargs)
     finally:
         sys.settrace(previous)
-    return result, lines
+    return result, lines, frozenset(entered)
 
 
 def _article(type_name: str) -> str:

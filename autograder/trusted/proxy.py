@@ -43,6 +43,12 @@ __all__ = ["StudentCodeError", "StudentTimeout", "StudentKernelError", "StudentF
 MAX_MESSAGE_CHARS = 2000
 """Longest message of an exception re-raised from the student's code."""
 
+MAX_LIBRARY_NAMES = 10_000
+"""Most names of library functions one call may report (the course library has far fewer functions)."""
+
+MAX_LIBRARY_NAME_CHARS = 500
+"""Longest qualified name of a library function a reply may hold."""
+
 
 class StudentCodeError(Exception):
     """The student's code failed in a way a test cannot use: a non-built-in exception, a result that is not
@@ -146,6 +152,12 @@ class StudentFunction:
         student's kernel (:func:`agent.counted_call`); what :func:`dp_course.testing.count_python_lines` uses
         for a size test when the function is a proxy."""
         return self._link.counted_call(self.__name__, args, kwargs)
+
+    def library_call(self, *args: Any, **kwargs: Any) -> tuple[Any, frozenset[str]]:
+        """The call, and the qualified names of the course library's functions that ran during it, traced in
+        the student's kernel (:func:`agent.traced_call`); what :func:`dp_course.testing.library_calls` uses for a
+        library-call test when the function is a proxy."""
+        return self._link.library_call(self.__name__, args, kwargs)
 
     def __repr__(self) -> str:
         return f"<student function {self.__name__}>"
@@ -261,7 +273,7 @@ class StudentLink:
             StudentCodeError: another exception, or a result that is not plain data,
             StudentTimeout: the call did not finish in time; the student's kernel was interrupted.
         """
-        return self._call(name, args, kwargs, count_lines=False)[0]
+        return self._call(name, args, kwargs)[0]
 
     def counted_call(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, int]:
         """As :meth:`call`, and the number of Python lines the student's own code ran during the call, counted
@@ -270,15 +282,28 @@ class StudentLink:
         Raises:
             as :meth:`call`; StudentKernelError: the reply carries no count (a non-negative integer).
         """
-        return self._call(name, args, kwargs, count_lines=True)
+        result, lines, _ = self._call(name, args, kwargs, count_lines=True)
+        return result, lines
 
-    def _call(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any], *,
-              count_lines: bool) -> tuple[Any, int]:
+    def library_call(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, frozenset[str]]:
+        """As :meth:`call`, and the qualified names of the course library's functions that ran during the call,
+        traced in the student's kernel (:func:`agent.traced_call`; a library-call test).
+
+        Raises:
+            as :meth:`call`; StudentKernelError: the reply carries no list of names (at most
+            :data:`MAX_LIBRARY_NAMES` strings of at most :data:`MAX_LIBRARY_NAME_CHARS` characters).
+        """
+        result, _, names = self._call(name, args, kwargs, library_calls=True)
+        return result, names
+
+    def _call(self, name: str, args: Sequence[Any], kwargs: Mapping[str, Any], *, count_lines: bool = False,
+              library_calls: bool = False) -> tuple[Any, int, frozenset[str]]:
         generators = codec.Generators()
         refs = codec.FunctionRefs(name_of=function_name)
         try:
             request = json.dumps({
                 "name": name, "limits": asdict(self.limits), **({"count_lines": True} if count_lines else {}),
+                **({"library_calls": True} if library_calls else {}),
                 "args": codec.to_tree(list(args), self.limits, generators=generators, functions=refs),
                 "kwargs": codec.to_tree(dict(kwargs), self.limits, generators=generators, functions=refs),
             }, allow_nan=False, separators=(",", ":"))
@@ -295,8 +320,12 @@ class StudentLink:
         lines = reply.get("lines") if count_lines else 0
         if not (type(lines) is int and 0 <= lines < 2**62):
             raise StudentKernelError(f"the student's kernel sent no count of the lines {name} ran")
+        names = reply.get("library") if library_calls else []
+        if not (type(names) is list and len(names) <= MAX_LIBRARY_NAMES
+                and all(type(n) is str and 0 < len(n) <= MAX_LIBRARY_NAME_CHARS for n in names)):
+            raise StudentKernelError(f"the student's kernel sent no list of the library functions {name} ran")
         try:
-            return codec.from_tree(reply["ok"], self.limits), lines
+            return codec.from_tree(reply["ok"], self.limits), lines, frozenset(names)
         except codec.CodecError as exc:
             raise StudentCodeError(f"{name} returned a value that a test cannot use: {exc}") from None
 

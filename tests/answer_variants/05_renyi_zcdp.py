@@ -333,6 +333,15 @@ VARIANTS = {
                 with np.errstate(divide="ignore"):
                     return np.log(GaussianPLD.from_mechanism(sigma, sensitivity).delta_for_epsilon(epsilon))
             """, "at_most": 0},
+            # the library's private log-space profile: the same formula, right to the last digit everywhere, so no
+            # value can tell it from a derivation. The text makes the whole part library-free ("calls to the
+            # library's Gaussian PLD earn nothing for this part") and both test cells trace the call
+            # (dp_course.testing.library_calls): 0 of the 3 points
+            {"code": """
+            def gaussian_log_profile(epsilon, sigma, sensitivity):
+                pld = GaussianPLD.from_mechanism(sigma, sensitivity)
+                return pld._log_delta(np.asarray(epsilon, dtype=float))
+            """, "at_most": 0},
             # trivial: delta = 1 everywhere
             {"code": """
             def gaussian_log_profile(epsilon, sigma, sensitivity):
