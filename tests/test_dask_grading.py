@@ -26,6 +26,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import NamedTuple
 
+import psutil
 import pytest
 from distributed import Client, KilledWorker
 
@@ -33,6 +34,7 @@ from adversarial import hostile
 from autograder import demo
 from autograder.course import cells
 from autograder.course.limits import Limits
+from autograder.isolation import memory_watch, reaping
 from autograder.run import dask_executor, local_cluster
 from autograder.run.executor import check_scheduler_address
 from autograder.run.grading import grade
@@ -275,3 +277,36 @@ def test_a_task_the_scheduler_forgot_stops_the_run(tmp_path: Path) -> None:
     future = SimpleNamespace(status="cancelled")
     with pytest.raises(dask_executor.SchedulerLost, match="run the same command again"):
         _executor(tmp_path)._reply(future, Job("dave", NAME, (), "h"))  # type: ignore[arg-type]
+
+
+def test_the_local_cluster_command_serves_on_the_loopback_until_ctrl_c(tmp_path: Path) -> None:
+    """``python -m autograder.run.local_cluster --workers 1 DIR`` (docs/cluster.md): prints a 127.0.0.1 address
+    whose scheduler has the worker, and on SIGINT stops everything and exits 0."""
+    if not local_cluster.DASK.is_file():
+        pytest.skip(f"the dask command is not installed next to {sys.executable}")
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.run.local_cluster", "--workers", "1", str(tmp_path)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        match = re.match(r"Dask scheduler: (tcp://127\.0\.0\.1:\d+) \(1 workers", first)
+        assert match, first
+        with Client(match.group(1), timeout=120, set_as_default=False) as client:
+            client.wait_for_workers(1, timeout=180)
+            assert [w["name"] for w in client.scheduler_info()["workers"].values()] == ["local0"]
+        started = [psutil.Process(p) for p in memory_watch.descendants(proc.pid)]
+        assert len(started) >= 3, started  # the scheduler, the nanny and its worker
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 0
+        assert not [p for p in started if reaping.alive(p)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_the_local_cluster_command_refuses_a_bad_worker_count(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        local_cluster.main(["--workers", "0", "somewhere"])
+    assert stopped.value.code == 2
+    assert "--workers must be from 1 to 64, got 0" in capsys.readouterr().err

@@ -23,7 +23,6 @@ import importlib.util
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -89,9 +88,7 @@ class KernelSandbox:
         """A fresh folder directly under ``/tmp`` (short paths: the kernel's Unix sockets live in it), marked as
         the grading worker's (:func:`autograder.isolation.reaping.claim`: removed by the main process if the worker
         is killed before it could)."""
-        base = Path(tempfile.mkdtemp(prefix="dpc-", dir="/tmp" if os.path.isdir("/tmp") else None))
-        reaping.claim(base)
-        return cls(base)
+        return cls(reaping.private_folder("dpc-"))
 
     @property
     def workdir(self) -> Path:

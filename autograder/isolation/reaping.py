@@ -44,13 +44,15 @@ import secrets
 import signal
 import stat
 import sys
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 import psutil
 
 __all__ = ["TOKEN_VARIABLE", "new_token", "dying_with_parent", "die_with_parent", "tagged", "kill_tree", "sweep",
-           "describe", "alive", "OWNER_FILE", "FOLDER_PREFIXES", "claim", "left_folders"]
+           "describe", "alive", "OWNER_FILE", "FOLDER_PREFIXES", "private_folder", "claim",
+           "left_folders"]
 
 TOKEN_VARIABLE = "DPC_GRADER_TOKEN"
 """Environment variable that marks every process of a grading run: ``RUN.WORKER.GENERATION`` (dotted)."""
@@ -195,6 +197,15 @@ def sweep(token: str, wait: float = 5.0) -> list[str]:
 
 def _below(value: str, token: str) -> bool:
     return value == token or value.startswith(token + ".")
+
+
+def private_folder(prefix: str) -> Path:
+    """A fresh private folder (mode 0700) directly under ``/tmp`` (short paths: kernels' Unix sockets live in
+    such folders; elsewhere the system's temporary folder), named ``prefix`` + random, marked as this grading
+    worker's (:func:`claim`) so that the main process removes it if the worker is killed before it could."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp" if os.path.isdir("/tmp") else None))
+    claim(folder)
+    return folder
 
 
 def claim(folder: Path) -> None:

@@ -125,9 +125,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(KeyboardInterrupt):
             while all(p.poll() is None for p in cluster.processes):
                 time.sleep(1)
-        ended = [p.args[1] for p in cluster.processes if p.poll() is not None]
+        ended = [i for i, p in enumerate(cluster.processes) if p.poll() is not None]
     if ended:
-        print(f"the Dask {ended[0]} ended by itself, so the cluster was stopped; see {cluster.log}", file=sys.stderr)
+        what = "scheduler" if ended[0] == 0 else f"worker local{ended[0] - 1}"
+        print(f"the Dask {what} ended by itself, so the cluster was stopped; see {cluster.log}", file=sys.stderr)
         return 1
     return 0
 
