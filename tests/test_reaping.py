@@ -149,8 +149,10 @@ _TRUSTED = """
 def test_the_trusted_kernel_dies_with_the_worker_that_started_it() -> None:
     """The process that started the trusted kernel is killed (SIGKILL: no shutdown, no atexit) while the kernel
     is stopped (it cannot notice that its parent went, as ipykernel's own parent poller would): the kernel
-    must still be gone within seconds, not outlive its worker (issue 27)."""
-    proc, (kernel,) = _start(_TRUSTED)
+    must still be gone within seconds, not outlive its worker (issue 27).  Its private folder (``/tmp/dpct-*``,
+    marked with the worker's token) is left, and the main process's clean-up removes it."""
+    token = reaping.new_token()
+    proc, (kernel,) = _start(_TRUSTED, {reaping.TOKEN_VARIABLE: f"{token}.w0"})
     try:
         created = psutil.Process(kernel).create_time()
         assert "ipykernel" in " ".join(psutil.Process(kernel).cmdline())
@@ -162,6 +164,9 @@ def test_the_trusted_kernel_dies_with_the_worker_that_started_it() -> None:
         proc.kill()
         with contextlib.suppress(ProcessLookupError):
             os.kill(kernel, signal.SIGKILL)
+        left = workers.remove_left_folders(token, "test worker")
+    assert [f.name[:5] for f in left] == ["dpct-"], left
+    assert not left[0].exists()
 
 
 def _marked(root: Path, name: str, token: str | None) -> Path:
