@@ -279,9 +279,10 @@ def test_a_task_the_scheduler_forgot_stops_the_run(tmp_path: Path) -> None:
         _executor(tmp_path)._reply(future, Job("dave", NAME, (), "h"))  # type: ignore[arg-type]
 
 
-def test_the_local_cluster_command_serves_on_the_loopback_until_ctrl_c(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_the_local_cluster_command_serves_on_the_loopback_until_ctrl_c(tmp_path: Path, signum: int) -> None:
     """``python -m autograder.run.local_cluster --workers 1 DIR`` (docs/cluster.md): prints a 127.0.0.1 address
-    whose scheduler has the worker, and on SIGINT stops everything and exits 0."""
+    whose scheduler has the worker, and on SIGINT (Ctrl+C) or SIGTERM stops everything and exits 0."""
     if not local_cluster.DASK.is_file():
         pytest.skip(f"the dask command is not installed next to {sys.executable}")
     proc = subprocess.Popen([sys.executable, "-m", "autograder.run.local_cluster", "--workers", "1", str(tmp_path)],
@@ -296,7 +297,7 @@ def test_the_local_cluster_command_serves_on_the_loopback_until_ctrl_c(tmp_path:
             assert [w["name"] for w in client.scheduler_info()["workers"].values()] == ["local0"]
         started = [psutil.Process(p) for p in memory_watch.descendants(proc.pid)]
         assert len(started) >= 3, started  # the scheduler, the nanny and its worker
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         assert proc.wait(timeout=120) == 0
         assert not [p for p in started if reaping.alive(p)]
     finally:

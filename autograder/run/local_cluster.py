@@ -7,8 +7,8 @@ the tests and the grading benchmark, which grade the same class with local worke
 
 starts ``dask scheduler --host 127.0.0.1`` (no dashboard) and two ``dask worker --nthreads 1 --nworkers 1``, prints
 the scheduler's address (``tcp://127.0.0.1:PORT``: pass it to ``dp-course grade --scheduler``) and keeps them
-until Ctrl+C.  Nothing listens on any other address.  Each process is started in a process group of its own and
-stopped with it (SIGTERM, then SIGKILL after ``grace`` seconds), whatever ends the block.
+until Ctrl+C (or SIGTERM).  Nothing listens on any other address.  Each process is started in a process group
+of its own and stopped with it (SIGTERM, then SIGKILL after ``grace`` seconds), whatever ends the block.
 """
 
 from __future__ import annotations
@@ -110,14 +110,23 @@ def loopback_cluster(base: Path, workers: Sequence[str], *, death_timeout: float
                 stop(proc)
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m autograder.run.local_cluster [--workers N] FOLDER``: run a loopback cluster until Ctrl+C."""
+    """``python -m autograder.run.local_cluster [--workers N] FOLDER``: run a loopback cluster until Ctrl+C or
+    SIGTERM, then stop it."""
     parser = argparse.ArgumentParser(prog="python -m autograder.run.local_cluster", description=__doc__.split("\n")[0])
     parser.add_argument("folder", type=Path, help="folder for the scheduler file, the workers' files and the log")
     parser.add_argument("--workers", type=int, default=2, help="number of one-thread workers (1 to 64; default 2)")
     args = parser.parse_args(argv)
     if not 1 <= args.workers <= 64:
         parser.error(f"--workers must be from 1 to 64, got {args.workers}")
+    # Ctrl+C even where SIGINT came ignored (a background job of a script), and SIGTERM alike: the cluster's
+    # processes are in sessions of their own, so only this process's clean-up stops them
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     with loopback_cluster(args.folder, [f"local{i}" for i in range(args.workers)]) as cluster:
         print(f"Dask scheduler: {cluster.address} ({args.workers} workers; log: {cluster.log}); grade with\n"
               f"  dp-course grade SUBMISSIONS -o grading/ --scheduler {cluster.address}\nCtrl+C stops it.",
