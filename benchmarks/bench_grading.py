@@ -42,8 +42,6 @@ import os
 import platform
 import random
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -58,7 +56,7 @@ sys.executable = os.path.abspath(sys.executable)  # `PATH=.venv/bin:...` makes i
 import nbformat  # noqa: E402
 
 from autograder.course import cells, course  # noqa: E402
-from autograder.run import grading  # noqa: E402
+from autograder.run import grading, local_cluster  # noqa: E402
 from autograder.run.grading import grade  # noqa: E402
 from autograder.isolation.isolation import probe  # noqa: E402
 from autograder.course.limits import Limits  # noqa: E402
@@ -147,34 +145,10 @@ def timed_merge() -> None:
 
 @contextlib.contextmanager
 def loopback_cluster(base: Path, workers: int = 2) -> Iterator[str]:
-    """A Dask scheduler and ``workers`` one-thread workers on 127.0.0.1 (no dashboard); yields its address."""
-    dask = Path(sys.executable).with_name("dask")
-    sched_file = base / "dask-scheduler.json"
-    log = open(base / "dask.log", "ab")  # noqa: SIM115
-    procs = [subprocess.Popen([str(dask), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                               "--scheduler-file", str(sched_file)], stdout=log, stderr=log, start_new_session=True)]
-    try:
-        while not (sched_file.is_file() and sched_file.stat().st_size):
-            if procs[0].poll() is not None:
-                raise RuntimeError(f"the Dask scheduler ended; see {base / 'dask.log'}")
-            time.sleep(0.2)
-        address = json.loads(sched_file.read_text())["address"]
-        for i in range(workers):
-            procs.append(subprocess.Popen(
-                [str(dask), "worker", "--scheduler-file", str(sched_file), "--host", "127.0.0.1", "--nthreads", "1",
-                 "--nworkers", "1", "--no-dashboard", "--name", f"bench{i}", "--local-directory",
-                 str(base / f"dask-w{i}")], stdout=log, stderr=log, start_new_session=True))
-        yield address
-    finally:
-        for proc in reversed(procs):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        log.close()
+    """A Dask scheduler and ``workers`` one-thread workers on 127.0.0.1 (no dashboard); yields its address
+    (:func:`autograder.run.local_cluster.loopback_cluster`)."""
+    with local_cluster.loopback_cluster(base / "dask", [f"bench{i}" for i in range(workers)]) as cluster:
+        yield cluster.address
 
 
 def ours(base: Path, subs: Path, workers: int, tag: str, warm: Path | None = None,

@@ -26,6 +26,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import NamedTuple
 
+import psutil
 import pytest
 from distributed import Client, KilledWorker
 
@@ -33,7 +34,8 @@ from adversarial import hostile
 from autograder import demo
 from autograder.course import cells
 from autograder.course.limits import Limits
-from autograder.run import dask_executor
+from autograder.isolation import memory_watch, reaping
+from autograder.run import dask_executor, local_cluster
 from autograder.run.executor import check_scheduler_address
 from autograder.run.grading import grade
 from autograder.run.jobs import Job
@@ -42,7 +44,6 @@ from autograder.run.results import GradeRun, SubmissionResult
 pytestmark = [pytest.mark.xdist_group("dask"), pytest.mark.slow]
 NAME = demo.SYNTHETIC_NAME
 LIMITS = Limits(cell_timeout=30, notebook_timeout=120)
-DASK = Path(sys.executable).with_name("dask")
 SLEEP = 12  # seconds the slow submission sleeps: time enough to kill its worker mid-notebook
 TIMES = re.compile(r"\d+(\.\d+)? ?(s|ms|seconds?)\b|\d{4}-\d\d-\d\d \d\d:\d\d")
 PROMPT = re.compile(rb'<div class="prompt input_prompt">In(\xc2\xa0| )\[(\xc2\xa0| |\d)*\]:</div>')
@@ -54,58 +55,21 @@ class Cluster(NamedTuple):
     log: Path
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a process this module started, with its own process group (its nanny's worker)."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    else:  # the leader ended: anything left in its group goes too
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-
-
 @contextlib.contextmanager
 def _loopback_cluster(base: Path, workers: tuple[str, ...]) -> Iterator[tuple[Cluster, list[subprocess.Popen[bytes]]]]:
-    """A scheduler and ``workers`` on 127.0.0.1, started here and stopped at the end (even on failure); also
-    gives the processes (the scheduler first) to a test that stops one itself."""
-    if not DASK.is_file():
+    """A scheduler and ``workers`` on 127.0.0.1 (:func:`autograder.run.local_cluster.loopback_cluster`), stopped at
+    the end (even on failure), with a client; also gives the processes (the scheduler first) to a test that stops
+    one itself."""
+    if not local_cluster.DASK.is_file():
         pytest.skip(f"the dask command is not installed next to {sys.executable}")
-    base.mkdir(parents=True, exist_ok=True)
-    log = base / "cluster.log"
-    env = {**os.environ, "PATH": f"{DASK.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    sched_file = base / "scheduler.json"
-    procs: list[subprocess.Popen[bytes]] = []
-    client: Client | None = None
-    with open(log, "ab") as out:
+    with local_cluster.loopback_cluster(base, workers, death_timeout=30) as started:
+        assert started.address.startswith("tcp://127.0.0.1:")
+        client = Client(started.address, timeout=120, set_as_default=False)
         try:
-            procs.append(subprocess.Popen(
-                [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                 "--scheduler-file", str(sched_file)], stdout=out, stderr=out, env=env, start_new_session=True))
-            for _ in range(600):
-                if sched_file.is_file() and sched_file.stat().st_size:
-                    break
-                assert procs[0].poll() is None, f"the scheduler ended: {log.read_text()[-2000:]}"
-                time.sleep(0.2)
-            address = json.loads(sched_file.read_text())["address"]
-            assert address.startswith("tcp://127.0.0.1:")
-            for name in workers:
-                procs.append(subprocess.Popen(
-                    [str(DASK), "worker", "--scheduler-file", str(sched_file), "--host", "127.0.0.1", "--nthreads",
-                     "1", "--nworkers", "1", "--no-dashboard", "--name", name, "--local-directory", str(base / name),
-                     "--death-timeout", "30"],
-                    stdout=out, stderr=out, env=env, start_new_session=True))
-            client = Client(address, timeout=120, set_as_default=False)
             client.wait_for_workers(len(workers), timeout=180)
-            yield Cluster(address, client, log), procs
+            yield Cluster(started.address, client, started.log), started.processes
         finally:
-            if client is not None:
-                client.close()
-            for proc in reversed(procs):
-                _stop(proc)
+            client.close()
 
 
 @pytest.fixture(scope="module")
@@ -313,3 +277,37 @@ def test_a_task_the_scheduler_forgot_stops_the_run(tmp_path: Path) -> None:
     future = SimpleNamespace(status="cancelled")
     with pytest.raises(dask_executor.SchedulerLost, match="run the same command again"):
         _executor(tmp_path)._reply(future, Job("dave", NAME, (), "h"))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_the_local_cluster_command_serves_on_the_loopback_until_ctrl_c(tmp_path: Path, signum: int) -> None:
+    """``python -m autograder.run.local_cluster --workers 1 DIR`` (docs/cluster.md): prints a 127.0.0.1 address
+    whose scheduler has the worker, and on SIGINT (Ctrl+C) or SIGTERM stops everything and exits 0."""
+    if not local_cluster.DASK.is_file():
+        pytest.skip(f"the dask command is not installed next to {sys.executable}")
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.run.local_cluster", "--workers", "1", str(tmp_path)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        match = re.match(r"Dask scheduler: (tcp://127\.0\.0\.1:\d+) \(1 workers", first)
+        assert match, first
+        with Client(match.group(1), timeout=120, set_as_default=False) as client:
+            client.wait_for_workers(1, timeout=180)
+            assert [w["name"] for w in client.scheduler_info()["workers"].values()] == ["local0"]
+        started = [psutil.Process(p) for p in memory_watch.descendants(proc.pid)]
+        assert len(started) >= 3, started  # the scheduler, the nanny and its worker
+        proc.send_signal(signum)
+        assert proc.wait(timeout=120) == 0
+        assert not [p for p in started if reaping.alive(p)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_the_local_cluster_command_refuses_a_bad_worker_count(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        local_cluster.main(["--workers", "0", "somewhere"])
+    assert stopped.value.code == 2
+    assert "--workers must be from 1 to 64, got 0" in capsys.readouterr().err

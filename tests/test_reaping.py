@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import psutil
 import pytest
 
 from autograder.isolation import memory_watch, reaping
+from autograder.run import workers
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux process semantics (/proc, prctl)")
 
@@ -145,8 +149,10 @@ _TRUSTED = """
 def test_the_trusted_kernel_dies_with_the_worker_that_started_it() -> None:
     """The process that started the trusted kernel is killed (SIGKILL: no shutdown, no atexit) while the kernel
     is stopped (it cannot notice that its parent went, as ipykernel's own parent poller would): the kernel
-    must still be gone within seconds, not outlive its worker (issue 27)."""
-    proc, (kernel,) = _start(_TRUSTED)
+    must still be gone within seconds, not outlive its worker (issue 27).  Its private folder (``/tmp/dpct-*``,
+    marked with the worker's token) is left, and the main process's clean-up removes it."""
+    token = reaping.new_token()
+    proc, (kernel,) = _start(_TRUSTED, {reaping.TOKEN_VARIABLE: f"{token}.w0"})
     try:
         created = psutil.Process(kernel).create_time()
         assert "ipykernel" in " ".join(psutil.Process(kernel).cmdline())
@@ -158,3 +164,80 @@ def test_the_trusted_kernel_dies_with_the_worker_that_started_it() -> None:
         proc.kill()
         with contextlib.suppress(ProcessLookupError):
             os.kill(kernel, signal.SIGKILL)
+        left = workers.remove_left_folders(token, "test worker")
+    assert [f.name[:5] for f in left] == ["dpct-"], left
+    assert not left[0].exists()
+
+
+def _marked(root: Path, name: str, token: str | None) -> Path:
+    folder = root / name
+    folder.mkdir()
+    (folder / "w").mkdir()
+    (folder / "w" / "answer.py").write_text("x = 1\n")
+    if token is not None:
+        (folder / reaping.OWNER_FILE).write_text(token)
+    return folder
+
+
+def test_claim_marks_a_folder_with_the_worker_token_only_in_a_run(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(reaping.TOKEN_VARIABLE, raising=False)
+    reaping.claim(tmp_path)
+    assert not (tmp_path / reaping.OWNER_FILE).exists()  # dp-course check: no run, no mark
+    monkeypatch.setenv(reaping.TOKEN_VARIABLE, "123-abc.def")
+    reaping.claim(tmp_path)
+    mark = tmp_path / reaping.OWNER_FILE
+    assert mark.read_text() == "123-abc.def"
+    assert stat.S_IMODE(mark.stat().st_mode) == 0o600
+
+
+def test_left_folders_are_only_the_marked_private_folders_of_the_token(tmp_path: Path) -> None:
+    """Only direct children named ``dpc-*``/``dpct-*``, real folders with a regular mark naming the token (or one
+    below it): not another run's, not unmarked ones, not other names, not links to a marked folder, not a mark that
+    is a link."""
+    run = "4242-aaaaaaaaaaaa"
+    kernel = _marked(tmp_path, "dpc-kernel1", f"{run}.w0")
+    trusted = _marked(tmp_path, "dpct-trusted1", f"{run}.w0.x")
+    _marked(tmp_path, "dpc-other-run", "4242-bbbbbbbbbbbb.w0")
+    _marked(tmp_path, "dpc-prefix-only", f"{run}0.w0")  # a token that merely starts like it
+    _marked(tmp_path, "dpc-unmarked", None)
+    _marked(tmp_path, "instructor", f"{run}.w0")
+    elsewhere = _marked(tmp_path, "instructor2", f"{run}.w0")
+    (tmp_path / "dpc-link").symlink_to(elsewhere)
+    linked = _marked(tmp_path, "dpc-linked-mark", None)
+    (linked / reaping.OWNER_FILE).symlink_to(elsewhere / reaping.OWNER_FILE)
+    (tmp_path / "dpc-file").write_text(f"{run}.w0")
+    assert reaping.left_folders(f"{run}.w0", tmp_path) == [kernel, trusted]
+    assert reaping.left_folders(run, tmp_path) == [kernel, trusted]
+    assert reaping.left_folders(f"{run}.w1", tmp_path) == []
+    assert reaping.left_folders(run, tmp_path / "missing") == []
+
+
+def test_remove_left_folders_deletes_what_a_killed_worker_left_in_tmp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process of a worker token makes and claims a folder in ``/tmp`` the way a kernel sandbox does, then is
+    killed; the pool's clean-up removes that folder and nothing else of ``/tmp``."""
+    token = reaping.new_token()
+    other = reaping.new_token()
+    code = ("import sys, tempfile\nfrom pathlib import Path\nfrom autograder.isolation import reaping\n"
+            "d = Path(tempfile.mkdtemp(prefix='dpc-', dir='/tmp'))\n(d / 'w').mkdir()\n"
+            "(d / 'w' / 'big.bin').write_bytes(b'0' * 4096)\nreaping.claim(d)\nprint(d, flush=True)\n"
+            "import time\ntime.sleep(600)\n")
+    mine, theirs = (subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                                     env={**os.environ, reaping.TOKEN_VARIABLE: t}) for t in (f"{token}.w0", other))
+    live: Path | None = None
+    try:
+        assert mine.stdout is not None and theirs.stdout is not None
+        left, live = Path(mine.stdout.readline().strip()), Path(theirs.stdout.readline().strip())
+        assert (left / reaping.OWNER_FILE).is_file() and live.is_dir()
+        mine.kill()
+        mine.wait()
+        assert left.is_dir()  # SIGKILL: no clean-up of its own
+        assert workers.remove_left_folders(token, "test worker") == [left]
+        assert not left.exists()
+        assert live.is_dir()  # another run's live folder stays
+    finally:
+        for proc in (mine, theirs):
+            proc.kill()
+            proc.wait()
+        if live is not None:
+            shutil.rmtree(live, ignore_errors=True)

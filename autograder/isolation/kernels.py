@@ -23,7 +23,6 @@ import importlib.util
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ import zmq
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 
-from . import sandbox
+from . import reaping, sandbox
 from ..course.course import subprocess_env
 from .isolation import SandboxInfo
 from ..course.limits import RECEIVE_HWM, Limits
@@ -86,8 +85,10 @@ class KernelSandbox:
 
     @classmethod
     def new(cls) -> KernelSandbox:
-        """A fresh folder directly under ``/tmp`` (short paths: the kernel's Unix sockets live in it)."""
-        return cls(Path(tempfile.mkdtemp(prefix="dpc-", dir="/tmp" if os.path.isdir("/tmp") else None)))
+        """A fresh folder directly under ``/tmp`` (short paths: the kernel's Unix sockets live in it), marked as
+        the grading worker's (:func:`autograder.isolation.reaping.claim`: removed by the main process if the worker
+        is killed before it could)."""
+        return cls(reaping.private_folder("dpc-"))
 
     @property
     def workdir(self) -> Path:

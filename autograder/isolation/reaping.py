@@ -26,6 +26,13 @@ with it.  Three walls, each enough on its own in the common case:
 The sandboxed kernel's own processes do not carry the token (the sandbox clears its environment), but they are
 below its launcher or ``bwrap`` (with ``--die-with-parent``) in a pid namespace of their own, so killing those
 takes them too.
+
+A worker killed mid-notebook also leaves its private folders behind (``/tmp/dpc-*`` of the student's kernel,
+``/tmp/dpct-*`` of the trusted kernel: disk only).  Each such folder is marked when it is made (:func:`claim`: a
+file :data:`OWNER_FILE` holding the worker's token), and after the worker is gone the main process removes the
+folders marked with its token (:func:`left_folders`): only direct children of ``/tmp`` with those prefixes, real
+folders owned by the grader's user, with a mark that names this run's worker -- never an instructor's files,
+never another run's (its token is another random one).
 """
 
 from __future__ import annotations
@@ -35,16 +42,28 @@ import ctypes
 import os
 import secrets
 import signal
+import stat
 import sys
+import tempfile
 from collections.abc import Iterable
+from pathlib import Path
 
 import psutil
 
 __all__ = ["TOKEN_VARIABLE", "new_token", "dying_with_parent", "die_with_parent", "tagged", "kill_tree", "sweep",
-           "describe", "alive"]
+           "describe", "alive", "OWNER_FILE", "FOLDER_PREFIXES", "private_folder", "claim",
+           "left_folders"]
 
 TOKEN_VARIABLE = "DPC_GRADER_TOKEN"
 """Environment variable that marks every process of a grading run: ``RUN.WORKER.GENERATION`` (dotted)."""
+
+OWNER_FILE = ".dpc-owner"
+"""The mark in a private folder of a grading worker: the worker's token (:func:`claim`)."""
+
+FOLDER_PREFIXES = ("dpc-", "dpct-")
+"""Names of the workers' private folders under ``/tmp``: the student's kernel (:class:`KernelSandbox
+<autograder.isolation.kernels.KernelSandbox>`) and the trusted kernel (:class:`TrustedKernel
+<autograder.trusted.runner.TrustedKernel>`)."""
 
 PR_SET_PDEATHSIG = 1
 _PRCTL = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None) if sys.platform.startswith("linux") else None
@@ -107,7 +126,7 @@ def tagged(token: str) -> list[psutil.Process]:
         if proc.pid == me:
             continue
         value = _token_of(proc)
-        if value is not None and (value == token or value.startswith(token + ".")) and alive(proc):
+        if value is not None and _below(value, token) and alive(proc):
             out.append(proc)
     return out
 
@@ -174,3 +193,61 @@ def sweep(token: str, wait: float = 5.0) -> list[str]:
     outlived what started it (the caller logs it as a grader fault)."""
     procs = tagged(token)
     return kill_tree(procs, wait) if procs else []
+
+
+def _below(value: str, token: str) -> bool:
+    return value == token or value.startswith(token + ".")
+
+
+def private_folder(prefix: str) -> Path:
+    """A fresh private folder (mode 0700) directly under ``/tmp`` (short paths: kernels' Unix sockets live in
+    such folders; elsewhere the system's temporary folder), named ``prefix`` + random, marked as this grading
+    worker's (:func:`claim`) so that the main process removes it if the worker is killed before it could."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp" if os.path.isdir("/tmp") else None))
+    claim(folder)
+    return folder
+
+
+def claim(folder: Path) -> None:
+    """Mark ``folder`` (just made, private) as made by this process's grading worker: write the worker's token
+    (:data:`TOKEN_VARIABLE` of this process) to ``folder/``:data:`OWNER_FILE`.  Outside a grading run (no token,
+    e.g. ``dp-course check``) nothing is written."""
+    token = os.environ.get(TOKEN_VARIABLE)
+    if token:
+        fd = os.open(Path(folder) / OWNER_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(token)
+
+
+def _mark(folder: Path, uid: int) -> str | None:
+    """The token in ``folder``'s mark, if ``folder`` is a real folder (not a link) of ``uid`` with a regular
+    mark file of ``uid``; else ``None``."""
+    try:
+        info = folder.lstat()
+        mark = (folder / OWNER_FILE).lstat()
+        if not (stat.S_ISDIR(info.st_mode) and info.st_uid == uid and stat.S_ISREG(mark.st_mode)
+                and mark.st_uid == uid and mark.st_size <= 256):
+            return None
+        return (folder / OWNER_FILE).read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def left_folders(token: str, root: Path = Path("/tmp")) -> list[Path]:
+    """The private folders that processes tagged with ``token`` (or below it) made and left under ``root``.
+
+    Only direct children of ``root`` named with a :data:`FOLDER_PREFIXES` prefix that are real folders owned by
+    this process's user and marked by :func:`claim` with ``token`` or a token below it.  Call it once the
+    processes of ``token`` are gone (after :func:`sweep`): a live worker's folders are in use."""
+    uid = os.geteuid()
+    out = []
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    for name in names:
+        if name.startswith(FOLDER_PREFIXES):
+            value = _mark(Path(root) / name, uid)
+            if value is not None and _below(value, token):
+                out.append(Path(root) / name)
+    return out

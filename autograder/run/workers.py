@@ -47,7 +47,7 @@ from .jobs import Job, Reply
 from ..course.settings import write_grading_config
 import contextlib
 
-__all__ = ["Worker", "WorkerPool"]
+__all__ = ["Worker", "WorkerPool", "remove_left_folders"]
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +121,23 @@ class Worker:
         except (OSError, subprocess.TimeoutExpired):
             left += self.kill()
         left += reaping.sweep(self.token)
+        remove_left_folders(self.token, f"grading worker {self.index}")
         self.log.close()
         return left
+
+
+def remove_left_folders(token: str, whose: str) -> list[Path]:
+    """Delete the private ``/tmp`` folders that the processes of ``token`` (ended: call it after
+    :func:`autograder.isolation.reaping.sweep`) made and left, as a worker killed mid-notebook does
+    (:func:`autograder.isolation.reaping.left_folders`); each is removed like a kernel's folder after its notebook
+    (:func:`autograder.isolation.sandbox.cleanup`).  Returns them; logged (``whose`` names their owner)."""
+    folders = reaping.left_folders(token)
+    for folder in folders:
+        sandbox.cleanup(folder)
+    if folders:
+        log.info("grade: removed %d private folder(s) left by %s: %s", len(folders), whose,
+                 ", ".join(map(str, folders)))
+    return folders
 
 
 def _report_left(worker: Worker, left: list[str]) -> None:
@@ -231,6 +246,7 @@ class WorkerPool:
             if left:
                 log.warning("grade: grader fault: %d process(es) of this run were still alive after its workers "
                             "ended; killed: %s", len(left), "; ".join(left))
+            remove_left_folders(self.token, "this run's workers")
 
     def __enter__(self) -> WorkerPool:
         return self

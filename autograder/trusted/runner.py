@@ -25,7 +25,6 @@ import ast
 import json
 import math
 import shutil
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -43,7 +42,7 @@ from nbgrader import utils as nbutils
 from ..isolation.kernels import copy_workdir
 from ..course.limits import Limits as GradingLimits
 from ..isolation import headless
-from ..isolation.reaping import dying_with_parent
+from ..isolation.reaping import dying_with_parent, private_folder
 from . import agent, codec, loader, plain, session
 
 __all__ = ["PACKAGE", "Settings", "TrustedKernelError", "CellReport", "RunResult", "TrustedKernel",
@@ -276,7 +275,7 @@ class TrustedKernel:
 
     def __init__(self, *, km: AsyncKernelManager | None = None, kernel_name: str = "python3",
                  startup_timeout: float = 60.0) -> None:
-        self._dir = Path(tempfile.mkdtemp(prefix="dpct-", dir="/tmp" if Path("/tmp").is_dir() else None))
+        self._dir = private_folder("dpct-")  # a worker killed before shutdown(): the main process removes it
         self.workdir = self._dir / "cwd"
         self.workdir.mkdir()
         self.km = km or AsyncKernelManager(kernel_name=kernel_name, transport="ipc",

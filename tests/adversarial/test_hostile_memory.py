@@ -29,23 +29,20 @@ wherever it is now, and no kernel below this process that was not there before t
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import nbformat
-import psutil
 import pytest
 
-from adversarial import hostile
+from adversarial import hostile, sampling
 from autograder.course import cells
 from autograder import demo
 from autograder.isolation import disk_watch, memory_watch, reaping
@@ -65,62 +62,33 @@ what it allocates between two polls of the watch, which a loaded machine stretch
 ROLES = ("worker", "trusted", "student", "host")
 
 
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def _parent(pid: int) -> int:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-class Sampler:
+class Sampler(sampling.ProcessSampler):
     """Samples, every 50 ms, the memory of every process below this one, by role: ``(time, {role: bytes})``."""
 
     def __init__(self) -> None:
-        self.root = os.getpid()
+        super().__init__(0.05)
         self.samples: list[tuple[float, dict[str, int]]] = []
-        self.kernels: dict[int, psutil.Process] = {}  # every kernel process (and sandbox launcher) seen
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.roles: dict[int, str] = {}
 
-    def __enter__(self) -> Sampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        roles: dict[int, str] = {}
-        while not self._stop.wait(0.05):
-            pids = memory_watch.descendants(self.root)
-            for pid in pids:
-                if pid not in roles or roles[pid] == "worker":  # a fork of the worker may exec a kernel since
-                    cmd, parent = _cmdline(pid), _parent(pid)
-                    if "autograder.run.worker" in cmd:
-                        roles[pid] = "worker"   # and its fork that renders feedback
-                    elif "autograder.isolation.sandbox" in cmd or roles.get(parent) == "student":
-                        roles[pid] = "student"
-                    elif "ipykernel" in cmd and roles.get(parent) == "worker":
-                        roles[pid] = "trusted"
-                    else:
-                        roles[pid] = "other"
-                    if "ipykernel" in cmd or "autograder.isolation.sandbox" in cmd:
-                        with contextlib.suppress(psutil.Error):
-                            self.kernels[pid] = psutil.Process(pid)
-            by_role: dict[str, list[int]] = {}
-            for pid in pids:
-                by_role.setdefault(roles[pid], []).append(pid)
-            sample = {role: memory_watch.tree_bytes(by_role.get(role, [])) for role in ROLES[:3]}
-            sample["host"] = memory_watch.tree_bytes([self.root, *pids])
-            self.samples.append((time.time(), sample))
+    def observe(self, pids: list[int]) -> None:
+        roles = self.roles
+        for pid in pids:
+            if pid not in roles or roles[pid] == "worker":  # a fork of the worker may exec a kernel since
+                cmd, parent = sampling.cmdline(pid), sampling.parent(pid)
+                if "autograder.run.worker" in cmd:
+                    roles[pid] = "worker"   # and its fork that renders feedback
+                elif "autograder.isolation.sandbox" in cmd or roles.get(parent) == "student":
+                    roles[pid] = "student"
+                elif "ipykernel" in cmd and roles.get(parent) == "worker":
+                    roles[pid] = "trusted"
+                else:
+                    roles[pid] = "other"
+        by_role: dict[str, list[int]] = {}
+        for pid in pids:
+            by_role.setdefault(roles[pid], []).append(pid)
+        sample = {role: memory_watch.tree_bytes(by_role.get(role, [])) for role in ROLES[:3]}
+        sample["host"] = memory_watch.tree_bytes([self.root, *pids])
+        self.samples.append((time.time(), sample))
 
 
 def peaks_by_student(samples: list[tuple[float, dict[str, int]]], ends: dict[str, float]) -> dict[str, dict[str, int]]:
@@ -245,7 +213,7 @@ def memory_run(tmp_path_factory: pytest.TempPathFactory, toy: hostile.Toy, gradi
 
 
 def _kernels_below_me() -> set[int]:
-    return {p for p in memory_watch.descendants(os.getpid()) if "ipykernel" in _cmdline(p)}
+    return {p for p in memory_watch.descendants(os.getpid()) if "ipykernel" in sampling.cmdline(p)}
 
 
 def _check(memory_run: dict[str, Any], student: str, scores: list[dict[str, float]], events: set[str]) -> Any:
@@ -337,7 +305,7 @@ def test_no_kernel_is_left(memory_run: dict[str, Any]) -> None:
             break
         time.sleep(0.2)
     assert not left, [reaping.describe(p) for p in left]
-    assert not new, [(p, _cmdline(p)) for p in new]
+    assert not new, [(p, sampling.cmdline(p)) for p in new]
 
 
 # ---- the watch itself, without a grading run -------------------------------------------------------------

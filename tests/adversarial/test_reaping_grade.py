@@ -13,16 +13,17 @@ Two bad paths, each forced on the toy assignment with one submission whose exerc
 * **killed on its job's deadline** -- the pool's deadline for the first attempt is cut to a few seconds, so the
   pool itself kills the worker mid-notebook: with its whole tree (kernels in sessions of their own included).
 
-In both, the job is graded again as the untouched notebook (a zero, with the reason), and after ``grade``
-returns every kernel process seen during the run is gone (a short grace while the last ones are reaped).
+In each, the job is graded again as the untouched notebook (a zero, with the reason), and after ``grade``
+returns every kernel process seen during the run is gone (a short grace while the last ones are reaped), and so
+is every private ``/tmp`` folder of those kernels (``dpc-*`` of the student's, ``dpct-*`` of the trusted one: a
+killed worker cannot remove its own, the main process does, :func:`autograder.run.workers.remove_left_folders`).
 """
 
 from __future__ import annotations
 
 import logging
-import os
+import re
 import signal
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,11 +31,11 @@ from typing import Any
 import psutil
 import pytest
 
-from adversarial import hostile
+from adversarial import hostile, sampling
 from autograder import demo
 from autograder.course import cells
 from autograder.course.limits import Limits
-from autograder.isolation import memory_watch, reaping
+from autograder.isolation import reaping
 from autograder.run import workers
 from autograder.run.grading import grade
 
@@ -42,6 +43,7 @@ pytestmark = pytest.mark.xdist_group("adversarial-reaping")
 NAME = demo.SYNTHETIC_NAME
 LIMITS = Limits(feedback_timeout=10)
 SLEEP = "import time\ntime.sleep(60)\n"
+FOLDER = re.compile(r"/tmp/dpct?-[A-Za-z0-9_]+")
 
 
 def _cmd(proc: psutil.Process) -> str:
@@ -51,63 +53,48 @@ def _cmd(proc: psutil.Process) -> str:
         return ""
 
 
-class Watcher:
-    """A thread that records every kernel process (and sandbox launcher) below this process while grading runs;
-    with ``kill=True`` it also does the bad thing once the worker runs the sleeping notebook: stops the trusted
+class Watcher(sampling.ProcessSampler):
+    """Records every kernel process (and sandbox launcher) below this process while grading runs; with
+    ``kill=True`` it also does the bad thing once the worker runs the sleeping notebook: stops the trusted
     kernel and the launcher, then kills the worker."""
 
     def __init__(self, kill: bool, signum: int = signal.SIGKILL) -> None:
+        super().__init__(0.05)
         self.kill = kill
         self.signum = signum
-        self.kernels: dict[int, psutil.Process] = {}
         self.stopped: list[str] = []
         self.killed_worker = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.armed: float | None = None
 
-    def __enter__(self) -> Watcher:
-        self._thread.start()
-        return self
+    def folders(self) -> set[Path]:
+        """The private ``/tmp`` folders of the kernels seen (in their command lines: the trusted kernel's
+        connection file, the launcher's plan)."""
+        return {Path(m) for cmd in self.commands.values() for m in FOLDER.findall(cmd)}
 
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        armed = None
-        while not self._stop.wait(0.05):
-            procs = []
-            for pid in memory_watch.descendants(os.getpid()):
-                try:
-                    procs.append(psutil.Process(pid))
-                except psutil.Error:
-                    continue
-            for p in procs:
-                cmd = _cmd(p)
-                if ("ipykernel" in cmd or "autograder.isolation.sandbox" in cmd) and p.pid not in self.kernels:
-                    self.kernels[p.pid] = p
-            if not self.kill or self.killed_worker:
-                continue
-            worker = next((p for p in procs if "autograder.run.worker" in _cmd(p)), None)
-            if worker is None:
-                continue
-            try:
-                below = worker.children()
-            except psutil.Error:
-                continue
-            trusted = [p for p in below if "ipykernel" in _cmd(p)]
-            launcher = [p for p in below if "autograder.isolation.sandbox" in _cmd(p)]
-            if not (trusted and launcher):
-                armed = None
-                continue
-            armed = armed or time.monotonic()
-            if time.monotonic() - armed < 3:  # the notebook's cells are running (exercise 2 sleeps a minute)
-                continue
-            for p in (*trusted, *launcher):
-                p.suspend()
-                self.stopped.append(reaping.describe(p))
-            worker.send_signal(self.signum)
-            self.killed_worker = True
+    def observe(self, pids: list[int]) -> None:
+        if not self.kill or self.killed_worker:
+            return
+        pid = next((p for p in pids if "autograder.run.worker" in sampling.cmdline(p)), None)
+        if pid is None:
+            return
+        try:
+            worker = psutil.Process(pid)
+            below = worker.children()
+        except psutil.Error:
+            return
+        trusted = [p for p in below if "ipykernel" in _cmd(p)]
+        launcher = [p for p in below if "autograder.isolation.sandbox" in _cmd(p)]
+        if not (trusted and launcher):
+            self.armed = None
+            return
+        self.armed = self.armed or time.monotonic()
+        if time.monotonic() - self.armed < 3:  # the notebook's cells are running (exercise 2 sleeps a minute)
+            return
+        for p in (*trusted, *launcher):
+            p.suspend()
+            self.stopped.append(reaping.describe(p))
+        worker.send_signal(self.signum)
+        self.killed_worker = True
 
 
 def _run(tmp: Path, toy: hostile.Toy, sandbox: str, kill: bool, signum: int = signal.SIGKILL) -> tuple[Any, Watcher]:
@@ -128,6 +115,10 @@ def _assert_all_gone(watcher: Watcher) -> None:
         time.sleep(0.2)
         left = [p for p in left if reaping.alive(p)]
     assert not left, [reaping.describe(p) for p in left]
+    folders = watcher.folders()  # the private folders of every kernel seen: none is left on disk
+    assert {f.name.split("-")[0] for f in folders} == {"dpc", "dpct"}, watcher.commands
+    assert not [f for f in folders if f.exists()], [(f, sorted(p.name for p in f.iterdir())) for f in folders
+                                                     if f.exists()]
 
 
 def _assert_graded_again(run: Any) -> None:
