@@ -91,6 +91,34 @@ def test_the_check_leaves_no_kernel_running(setup):
     assert _kernels_below_me() - before == set()
 
 
+def test_a_batch_checks_each_notebook_on_its_own(setup, capsys):
+    """``dp-course check A B C`` (:func:`checking.check_notebooks`): one trusted kernel for the batch, each
+    notebook in its own kernel and judged as if checked alone (the wrong answer of the first does not reach the
+    next), the reports in the order given, and no kernel left running afterwards."""
+    base, notebooks, full, release = setup
+    wrong = cells.set_answer(full, "ex3_answer", "def count_above(values, threshold):\n    return 0")
+    paths = [_save(base, "b_wrong.ipynb", wrong), _save(base, "b_full.ipynb", full),
+             _save(base, "b_untouched.ipynb", release)]
+    before = _kernels_below_me()
+    rc = cli.main(["check", *map(str, paths), "--notebooks", str(notebooks), "--cell-timeout", "10",
+                   "--notebook-timeout", "60"])
+    out = capsys.readouterr().out
+    assert _kernels_below_me() - before == set()
+    assert rc == 1  # not every notebook passes
+    reports = out.split("\n\nChecked ")
+    assert [r.removeprefix("Checked ").split(" ", 1)[0] for r in reports] == [p.name for p in paths]
+    assert "[FAIL] ex3_tests (1 point): AssertionError: count_above([1, 2, 3], 1.5) should be 2" in reports[0]
+    assert reports[0].count("[FAIL]") == 1 and "Visible tests passed: 4 of 5" in reports[0]
+    assert "[FAIL]" not in reports[1] and "Visible tests passed: 5 of 5" in reports[1]
+    assert "Visible tests passed: 0 of 5" in reports[2] and "not answered yet" in reports[2]
+    with pytest.raises(ValueError, match="notebooks must name at least one .ipynb file, got none"):
+        checking.check_notebooks([], notebooks_dir=notebooks)
+    # a bad file in the batch stops it before any notebook runs
+    with pytest.raises(ValueError, match="notebook must be an existing .ipynb file"):
+        checking.check_notebooks([paths[1], base / "missing.ipynb"], notebooks_dir=notebooks, limits=LIMITS)
+    assert _kernels_below_me() - before == set()
+
+
 def test_untouched_notebook_fails_with_a_helpful_message(setup):
     base, notebooks, full, release = setup
     res = check_notebook(_save(base, "untouched.ipynb", release), notebooks_dir=notebooks, limits=LIMITS)
