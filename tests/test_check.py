@@ -123,7 +123,7 @@ def test_the_check_leaves_no_kernel_running(setup):
     assert _kernels_below_me() - before == set()
 
 
-def test_a_batch_checks_each_notebook_on_its_own(setup, capsys):
+def test_a_batch_checks_each_notebook_on_its_own(setup, capsys, monkeypatch):
     """``dp-course check A B C`` (:func:`checking.check_notebooks`): one trusted kernel for the batch, each
     notebook in its own kernel and judged as if checked alone (the wrong answer of the first does not reach the
     next), the reports in the order given, and no kernel left running afterwards."""
@@ -132,7 +132,8 @@ def test_a_batch_checks_each_notebook_on_its_own(setup, capsys):
     paths = [_save(base, "b_wrong.ipynb", wrong), _save(base, "b_full.ipynb", full),
              _save(base, "b_untouched.ipynb", release)]
     before = _kernels_below_me()
-    rc = cli.main(["check", *map(str, paths), "--notebooks", str(notebooks), "--cell-timeout", "10",
+    monkeypatch.chdir(base)  # the notebooks named as a student types them: relative to where the command runs
+    rc = cli.main(["check", *(p.name for p in paths), "--notebooks", str(notebooks), "--cell-timeout", "10",
                    "--notebook-timeout", "60"])
     out = capsys.readouterr().out
     assert _kernels_below_me() - before == set()

@@ -256,7 +256,7 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
 class _Checked:
     """One notebook of a batch, read and recognised before anything runs."""
 
-    path: Path
+    path: Path   # absolute (the check changes the working directory)
     saved: SavedVersion
     assignment: str
     nb_name: str
@@ -283,7 +283,7 @@ def _recognise(notebook: Path, assignment: str | None, notebooks_dir: Path, limi
             names = sorted(p.parent.name for p in Path(notebooks_dir).glob("*/*.ipynb"))
             raise ValueError(f"assignment must be one of {names}, got {assignment!r}")
         nb_name = assignment
-    return _Checked(notebook, saved, assignment, nb_name)
+    return _Checked(Path(os.path.abspath(notebook)), saved, assignment, nb_name)  # the check runs elsewhere
 
 
 def check_notebooks(notebooks: Sequence[Path], *, assignment: str | None = None,
