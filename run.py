@@ -258,9 +258,10 @@ def cmd_test(args: argparse.Namespace) -> int:
     ensure_chromium()
     ensure_pyodide()
     workers = args.workers or str(min(4, os.cpu_count() or 1))
-    # one xdist group = one unit of work, handed out in the order tests/conftest.py sorts them (longest first)
+    # one xdist group = one unit of work, handed out in the order tests/conftest.py sorts them (longest first);
+    # --durations: every log (CI's included) ends with the slowest tests, to see where the minutes go
     argv = [str(PY), "-m", "pytest", "-n", workers, "--dist", "loadgroup", "--no-loadscope-reorder",
-            *args.pytest_args]
+            "--durations=30", *args.pytest_args]
     return _exec(argv)
 
 

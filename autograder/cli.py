@@ -17,7 +17,7 @@ from pathlib import Path
 from .formgrade import formgrade
 from .isolation import isolation
 from .course import release
-from .check.checking import check_notebook
+from .check.checking import check_notebooks
 from .course.course import SOLUTIONS_DIR, assignments, course_folder
 from .intake.deadlines import parse_due
 from .demo import run_demo
@@ -136,6 +136,7 @@ _CHECK_EXAMPLES = """\
 examples:
   dp-course check 01_foundations.ipynb
   dp-course check ~/Downloads/my_copy.ipynb --assignment 01_foundations
+  dp-course check a.ipynb b.ipynb    several notebooks in one go (one start-up, each in its own kernel)
 
 Runs the notebook top to bottom in a fresh kernel (as the grader does) and reports, per exercise, which
 visible tests pass and the points at stake. Hidden tests are not available here; they count when the
@@ -262,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="check your notebook against the visible tests", epilog=_CHECK_EXAMPLES,
                        formatter_class=fmt, description="Run the visible tests on your notebook, as the "
                        "grader does.")
-    p.add_argument("notebook", type=Path, metavar="NOTEBOOK", help="your .ipynb file")
+    p.add_argument("notebook", type=Path, nargs="+", metavar="NOTEBOOK",
+                   help="your .ipynb file (several: each is checked on its own, one report after the other)")
     p.add_argument("--assignment", metavar="LECTURE", help="the lecture (default: recognised automatically)")
     p.add_argument("--notebooks", type=Path, default=None, metavar="DIR",
                    help="the released student notebooks (default: the course repository's notebooks/, "
@@ -379,12 +381,12 @@ def _run(args: argparse.Namespace) -> int:
             if not info.isolated and args.sandbox != "none":
                 print("note: no sandbox on this machine, so your notebook runs as your user with time limits only "
                       f"(fine for your own code). Why: {'; '.join(info.problems)}", file=sys.stderr)
-            result = check_notebook(args.notebook, assignment=args.assignment, notebooks_dir=notebooks,
-                                    limits=_limits(args), sandbox_mode=args.sandbox)
-            print(result.render())
-            if result.kernel_failed:
+            results = check_notebooks(args.notebook, assignment=args.assignment, notebooks_dir=notebooks,
+                                      limits=_limits(args), sandbox_mode=args.sandbox)
+            print("\n\n".join(result.render() for result in results))
+            if any(result.kernel_failed for result in results):
                 return 2
-            return 0 if result.all_passed else 1
+            return 0 if all(result.all_passed for result in results) else 1
         if args.command == "demo":
             run_demo(workdir=args.dir, synthetic=args.synthetic, assignment=args.assignment,
                      workers=args.workers, cell_timeout=args.cell_timeout, sandbox_mode=args.sandbox)

@@ -52,9 +52,41 @@ def _save(base: Path, name: str, nb) -> Path:
     return path
 
 
-def test_full_solution_passes_every_visible_test(setup):
+WRONG_EX3 = "def count_above(values, threshold):\n    return 0"
+PATCH_EX2 = ("def rr_keep_probability(epsilon):\n    return 0.3\n"
+             "import math\nvars(math)['isclose'] = lambda *a, **k: True")
+OTHER_TYPES = [
+    # a correct answer of another plain type: the codec carries it, as one kernel would
+    ("from fractions import Fraction\ndef count_above(values, threshold):\n"
+     "    return Fraction(sum(v > threshold for v in values))", True, ""),
+    ("def count_above(values, threshold):\n    return (v for v in values if v > threshold)", False,
+     "StudentCodeError: count_above returned a generator: return a list instead (list(...) or a list "
+     "comprehension [...])"),
+    # the student's warning comes back to the test, which (like nbgrader in one kernel) fails on stderr
+    ("import warnings\ndef count_above(values, threshold):\n    warnings.warn('counting slowly')\n"
+     "    return sum(v > threshold for v in values)", False,
+     "the test wrote to stderr (warnings count as failures): UserWarning: counting slowly"),
+]
+
+
+@pytest.fixture(scope="module")
+def checked(setup) -> dict[str, checking.CheckResult]:
+    """``{name: result}``: the notebooks of the tests below, checked in one batch (``check_notebooks``: one
+    trusted kernel for all of them, each notebook in its own kernel, judged as if checked alone -- which
+    ``test_a_batch_checks_each_notebook_on_its_own`` tests); one start-up instead of one per test."""
     base, notebooks, full, release = setup
-    res = check_notebook(_save(base, "mine.ipynb", full), notebooks_dir=notebooks, limits=LIMITS)
+    batch = {"full": full, "untouched": release, "gamed": cells.set_answer(full, "ex1_answer", GAMED_EX1),
+             "wrong": cells.set_answer(full, "ex3_answer", WRONG_EX3),
+             "patch": cells.set_answer(full, "ex2_answer", PATCH_EX2),
+             **{f"other_types{i}": cells.set_answer(full, "ex3_answer", answer)
+                for i, (answer, _, _) in enumerate(OTHER_TYPES)}}
+    paths = [_save(base, f"{name}.ipynb", nb) for name, nb in batch.items()]
+    return dict(zip(batch, checking.check_notebooks(paths, notebooks_dir=notebooks, limits=LIMITS), strict=True))
+
+
+def test_full_solution_passes_every_visible_test(setup, checked):
+    base, notebooks, full, release = setup
+    res = checked["full"]
     assert (res.assignment, res.notebook) == (NAME, NAME)
     assert [(t.grade_id, t.points, t.passed) for t in res.tests] == [
         ("ex1_unit", 1.0, True), ("ex1_scaling", 1.0, True), ("ex2_tests", 2.0, True), ("ex3_tests", 1.0, True),
@@ -64,7 +96,7 @@ def test_full_solution_passes_every_visible_test(setup):
     assert "Exercise 1 (2 points)" in text and "[PASS] ex2_tests (2 points)" in text
     assert "[hand-graded] q4_answer (2 points)" in text and "Visible tests passed: 5 of 5" in text
     # which saved version was checked, always said (issue 22 item 12)
-    saved_at = time.strftime("%H:%M:%S", time.localtime((base / "mine.ipynb").stat().st_mtime))
+    saved_at = time.strftime("%H:%M:%S", time.localtime((base / "full.ipynb").stat().st_mtime))
     assert f"Checked the version saved at {saved_at} – save (Ctrl+S) first" in text
     assert "WARNING" not in text
 
@@ -91,18 +123,45 @@ def test_the_check_leaves_no_kernel_running(setup):
     assert _kernels_below_me() - before == set()
 
 
-def test_untouched_notebook_fails_with_a_helpful_message(setup):
+def test_a_batch_checks_each_notebook_on_its_own(setup, capsys, monkeypatch):
+    """``dp-course check A B C`` (:func:`checking.check_notebooks`): one trusted kernel for the batch, each
+    notebook in its own kernel and judged as if checked alone (the wrong answer of the first does not reach the
+    next), the reports in the order given, and no kernel left running afterwards."""
     base, notebooks, full, release = setup
-    res = check_notebook(_save(base, "untouched.ipynb", release), notebooks_dir=notebooks, limits=LIMITS)
+    wrong = cells.set_answer(full, "ex3_answer", WRONG_EX3)
+    paths = [_save(base, "b_wrong.ipynb", wrong), _save(base, "b_full.ipynb", full),
+             _save(base, "b_untouched.ipynb", release)]
+    before = _kernels_below_me()
+    monkeypatch.chdir(base)  # the notebooks named as a student types them: relative to where the command runs
+    rc = cli.main(["check", *(p.name for p in paths), "--notebooks", str(notebooks), "--cell-timeout", "10",
+                   "--notebook-timeout", "60"])
+    out = capsys.readouterr().out
+    assert _kernels_below_me() - before == set()
+    assert rc == 1  # not every notebook passes
+    reports = out.split("\n\nChecked ")
+    assert [r.removeprefix("Checked ").split(" ", 1)[0] for r in reports] == [p.name for p in paths]
+    assert "[FAIL] ex3_tests (1 point): AssertionError: count_above([1, 2, 3], 1.5) should be 2" in reports[0]
+    assert reports[0].count("[FAIL]") == 1 and "Visible tests passed: 4 of 5" in reports[0]
+    assert "[FAIL]" not in reports[1] and "Visible tests passed: 5 of 5" in reports[1]
+    assert "Visible tests passed: 0 of 5" in reports[2] and "not answered yet" in reports[2]
+    with pytest.raises(ValueError, match="notebooks must name at least one .ipynb file, got none"):
+        checking.check_notebooks([], notebooks_dir=notebooks)
+    # a bad file in the batch stops it before any notebook runs
+    with pytest.raises(ValueError, match="notebook must be an existing .ipynb file"):
+        checking.check_notebooks([paths[1], base / "missing.ipynb"], notebooks_dir=notebooks, limits=LIMITS)
+    assert _kernels_below_me() - before == set()
+
+
+def test_untouched_notebook_fails_with_a_helpful_message(checked):
+    res = checked["untouched"]
     assert not res.all_passed and res.passed_points == 0.0
     assert {t.message for t in res.tests if t.passed is False} == {
         "not answered yet (the answer cell still raises NotImplementedError)"}
 
 
-def test_hidden_tests_are_not_run_and_not_present(setup):
+def test_hidden_tests_are_not_run_and_not_present(setup, checked):
     base, notebooks, full, release = setup
-    gamed = cells.set_answer(full, "ex1_answer", GAMED_EX1)
-    res = check_notebook(_save(base, "gamed.ipynb", gamed), notebooks_dir=notebooks, limits=LIMITS)
+    res = checked["gamed"]   # the answer to exercise 1 is GAMED_EX1
     # the hidden check laplace_scale(3.0, 0.25) == 12 would fail; the check only runs the visible ones
     assert res.all_passed
     cache = base / "cache" / "dp-course" / "check"
@@ -110,42 +169,25 @@ def test_hidden_tests_are_not_run_and_not_present(setup):
     assert texts and not any(b"HIDDEN-TOKEN" in t or b"laplace_scale(3.0, 0.25)" in t for t in texts)
 
 
-def test_wrong_answer_shows_the_assertion_message(setup):
-    base, notebooks, full, release = setup
-    wrong = cells.set_answer(full, "ex3_answer", "def count_above(values, threshold):\n    return 0")
-    res = check_notebook(_save(base, "wrong.ipynb", wrong), notebooks_dir=notebooks, limits=LIMITS)
+def test_wrong_answer_shows_the_assertion_message(checked):
+    res = checked["wrong"]   # the answer to exercise 3 is WRONG_EX3
     failed = [(t.grade_id, t.message) for t in res.tests if t.passed is False]
     assert failed == [("ex3_tests", "AssertionError: count_above([1, 2, 3], 1.5) should be 2")]
     assert "[FAIL] ex3_tests (1 point): AssertionError" in res.render()
 
 
-@pytest.mark.parametrize("answer, passed, message", [
-    # a correct answer of another plain type: the codec carries it, as one kernel would
-    ("from fractions import Fraction\ndef count_above(values, threshold):\n"
-     "    return Fraction(sum(v > threshold for v in values))", True, ""),
-    ("def count_above(values, threshold):\n    return (v for v in values if v > threshold)", False,
-     "StudentCodeError: count_above returned a generator: return a list instead (list(...) or a list "
-     "comprehension [...])"),
-    # the student's warning comes back to the test, which (like nbgrader in one kernel) fails on stderr
-    ("import warnings\ndef count_above(values, threshold):\n    warnings.warn('counting slowly')\n"
-     "    return sum(v > threshold for v in values)", False,
-     "the test wrote to stderr (warnings count as failures): UserWarning: counting slowly"),
-])
-def test_the_check_runs_the_tests_the_way_the_grader_does(setup, answer, passed, message):
+@pytest.mark.parametrize("case", range(len(OTHER_TYPES)))
+def test_the_check_runs_the_tests_the_way_the_grader_does(checked, case):
     """Issue 26: the check's visible tests run in the trusted kernel, through the grader's proxies and codec."""
-    base, notebooks, full, release = setup
-    nb = cells.set_answer(full, "ex3_answer", answer)
-    res = check_notebook(_save(base, "other_types.ipynb", nb), notebooks_dir=notebooks, limits=LIMITS)
+    _answer, passed, message = OTHER_TYPES[case]   # the answer to exercise 3
+    res = checked[f"other_types{case}"]
     ex3 = next(t for t in res.tests if t.grade_id == "ex3_tests")
     assert (ex3.passed, ex3.message) == (passed, message)
     assert all(t.passed for t in res.tests if t.grade_id != "ex3_tests" and t.passed is not None)
 
 
-def test_monkeypatching_is_undone_in_the_check_too(setup):
-    base, notebooks, full, release = setup
-    nb = cells.set_answer(full, "ex2_answer", "def rr_keep_probability(epsilon):\n    return 0.3\n"
-                         "import math\nvars(math)['isclose'] = lambda *a, **k: True")
-    res = check_notebook(_save(base, "patch.ipynb", nb), notebooks_dir=notebooks, limits=LIMITS)
+def test_monkeypatching_is_undone_in_the_check_too(checked):
+    res = checked["patch"]   # the answer to exercise 2 is PATCH_EX2
     assert [t.grade_id for t in res.tests if t.passed is False] == ["ex2_tests"]
     assert "monkeypatching undone before tests" in res.render()
 

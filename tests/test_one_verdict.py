@@ -12,7 +12,8 @@ through the student's three ways of seeing a verdict:
     its verdicts (``_notebooks.RoundTrip.verdicts``) instead of running every submission a second time: the
     round trip is built once per session and shared (the solution is its ``built_solution`` student, the
     submission below);
-(b) **dp-course check** (:func:`autograder.check.checking.check_notebook`): the trusted kernel, sandboxed student
+(b) **dp-course check** (:func:`autograder.check.checking.check_notebooks`, the lecture's submissions in one
+    call: one trusted kernel, each submission in its own sandboxed kernel): the trusted kernel, sandboxed student
     kernel, proxies and codec of grading;
 (c) **dp-course grade** (:func:`autograder.run.grading.grade`), all the lecture's submissions in one run
     (two workers), the score of each test cell.
@@ -45,7 +46,7 @@ import nbformat
 import pytest
 
 import _notebooks as nbs
-from autograder.check.checking import check_notebook
+from autograder.check.checking import check_notebooks
 from autograder.run.grading import grade
 from autograder.course.limits import Limits
 
@@ -87,10 +88,15 @@ def _graded_message(output_dir: Path, student: str, name: str, gid: str) -> str:
     return nbs.first_problem(cell) if cell is not None else "(no such cell)"
 
 
-def check(name: str, path: Path, sandbox: str) -> dict[str, Verdict]:
-    """Path (b): ``dp-course check``, its course built from ``solutions/`` (full tests)."""
-    res = check_notebook(path, assignment=name, notebooks_dir=nbs.SOLUTIONS, limits=LIMITS, sandbox_mode=sandbox)
-    return {t.grade_id: (bool(t.passed), t.message) for t in res.tests if t.passed is not None}
+def check(name: str, paths: dict[str, Path], sandbox: str) -> dict[str, dict[str, Verdict]]:
+    """Path (b): ``dp-course check`` of every submission, its course built from ``solutions/`` (full tests).
+
+    One batch (:func:`autograder.check.checking.check_notebooks`): one trusted kernel for the lecture, each
+    submission in its own sandboxed kernel, exactly as a check of that notebook alone runs it."""
+    results = check_notebooks(list(paths.values()), assignment=name, notebooks_dir=nbs.SOLUTIONS, limits=LIMITS,
+                              sandbox_mode=sandbox)
+    return {student: {t.grade_id: (bool(t.passed), t.message) for t in res.tests if t.passed is not None}
+            for student, res in zip(paths, results, strict=True)}
 
 
 @pytest.mark.slow
@@ -100,7 +106,8 @@ def check(name: str, path: Path, sandbox: str) -> dict[str, Verdict]:
 def test_run_all_check_and_grade_agree(name, tmp_path, tmp_path_factory, monkeypatch, grading_sandbox):
     if name not in selected():
         pytest.skip(f"{name}: several minutes; run with DP_COURSE_ONE_VERDICT=all (CI runs every lecture)")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    # the check's course (keyed by the lecture's content) and matplotlib font cache: built once per xdist worker
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "one-verdict-cache"))
     subs = submissions(name)
     folder = tmp_path / "submissions"
     folder.mkdir()
@@ -109,19 +116,21 @@ def test_run_all_check_and_grade_agree(name, tmp_path, tmp_path_factory, monkeyp
     seconds: dict[str, float] = {}
 
     t0 = time.perf_counter()
-    round_trip = nbs.round_trip(tmp_path_factory, name)   # shared with test_answer_variants / test_pipeline
-    one_kernel = {student: round_trip.verdicts.get(nbs.BUILT_SOLUTION if student == "solution" else student, {})
-                  for student in subs}
-    seconds["run all (the shared round trip)"] = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    checked = {student: check(name, folder / f"{student}_{name}.ipynb", grading_sandbox) for student in subs}
+    checked = check(name, {student: folder / f"{student}_{name}.ipynb" for student in subs}, grading_sandbox)
     seconds["check"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     run = grade(folder, tmp_path / "graded", solutions_dir=nbs.SOLUTIONS, assignments=[name], workers=2,
                 limits=LIMITS, sandbox_mode=grading_sandbox, progress=False, feedback=False)
     seconds["grade"] = time.perf_counter() - t0
+
+    # last: while another xdist worker is still building this lecture's round trip (its tests' group), the
+    # check and the grading above run meanwhile instead of waiting for its lock
+    t0 = time.perf_counter()
+    round_trip = nbs.round_trip(tmp_path_factory, name)   # shared with test_answer_variants / test_pipeline
+    one_kernel = {student: round_trip.verdicts.get(nbs.BUILT_SOLUTION if student == "solution" else student, {})
+                  for student in subs}
+    seconds["run all (the shared round trip)"] = time.perf_counter() - t0
     tests = set(nbs.test_cells(nbs.read_source(name)))
     graded = {r.student: {gid: (score is not None and score >= top,
                                 _graded_message(run.output_dir, r.student, name, gid))

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 import nbformat
@@ -49,7 +50,8 @@ from ..course.limits import Limits
 from .plaintext import latex_to_text, markdown_to_text
 from ..course.settings import GradingSettings, course_config, grading_config, write_grading_config
 
-__all__ = ["CheckedTest", "CheckResult", "SavedVersion", "saved_version", "find_assignment", "check_notebook"]
+__all__ = ["CheckedTest", "CheckResult", "SavedVersion", "saved_version", "find_assignment", "check_notebook",
+           "check_notebooks"]
 
 _HEADING = re.compile(r"^#{1,4}\s+((?:Exercise|Question|Task|Problem)\b[^\n]*)", re.IGNORECASE | re.MULTILINE)
 _STUDENT = "me"
@@ -245,7 +247,23 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
         ValueError: the file is missing, too large, not a notebook, or matches no lecture.
         RuntimeError: ``sandbox_mode="bwrap"`` but no sandbox works here (the message says why).
     """
-    limits = limits or Limits()
+    (result,) = check_notebooks([notebook], assignment=assignment, notebooks_dir=notebooks_dir, limits=limits,
+                                sandbox_mode=sandbox_mode)
+    return result
+
+
+@dataclasses.dataclass(frozen=True)
+class _Checked:
+    """One notebook of a batch, read and recognised before anything runs."""
+
+    path: Path   # absolute (the check changes the working directory)
+    saved: SavedVersion
+    assignment: str
+    nb_name: str
+
+
+def _recognise(notebook: Path, assignment: str | None, notebooks_dir: Path, limits: Limits) -> _Checked:
+    """Validate ``notebook`` (exists, not too large, a notebook) and find its lecture."""
     notebook = Path(notebook)
     if not notebook.is_file():
         raise ValueError(f"notebook must be an existing .ipynb file, got {str(notebook)!r}")
@@ -265,10 +283,54 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
             names = sorted(p.parent.name for p in Path(notebooks_dir).glob("*/*.ipynb"))
             raise ValueError(f"assignment must be one of {names}, got {assignment!r}")
         nb_name = assignment
+    return _Checked(Path(os.path.abspath(notebook)), saved, assignment, nb_name)  # the check runs elsewhere
+
+
+def check_notebooks(notebooks: Sequence[Path], *, assignment: str | None = None,
+                    notebooks_dir: Path = NOTEBOOKS_DIR, limits: Limits | None = None,
+                    sandbox_mode: str = "auto") -> list[CheckResult]:
+    """:func:`check_notebook` for several notebooks at once, in one process: one throw-away course per lecture
+    and one trusted kernel for all of them (started once, a fresh namespace for each notebook, as a grading
+    worker does), so each further notebook costs only its own sandboxed kernel.  Each notebook is checked
+    exactly as it would be on its own (the same course, settings, sandbox and limits), one after the other.
+
+    Args:
+        notebooks: the students' ``.ipynb`` files (at least one).
+        assignment: the lecture of every notebook (default: recognised for each notebook).
+        notebooks_dir, limits, sandbox_mode: as for :func:`check_notebook`.
+
+    Returns:
+        One :class:`CheckResult` per notebook, in the order given.
+
+    Raises:
+        ValueError: no notebook given, or one of them is missing, too large, not a notebook or matches no
+            lecture (raised before any notebook runs), or could not be graded.
+        RuntimeError: ``sandbox_mode="bwrap"`` but no sandbox works here (the message says why).
+    """
+    if not notebooks:
+        raise ValueError("notebooks must name at least one .ipynb file, got none")
+    limits = limits or Limits()
+    batch = [_recognise(Path(nb), assignment, Path(notebooks_dir), limits) for nb in notebooks]
     info = isolation.probe(sandbox_mode)
     if sandbox_mode == "bwrap" and not info.isolated:
         raise RuntimeError("no sandbox works on this machine: " + "; ".join(info.problems))
-    cached = _check_course(assignment, Path(notebooks_dir))
+    results: dict[int, CheckResult] = {}
+    try:
+        for lecture in dict.fromkeys(c.assignment for c in batch):
+            todo = [(i, c) for i, c in enumerate(batch) if c.assignment == lecture]
+            results.update(_check_lecture(lecture, todo, Path(notebooks_dir), limits, info))
+    finally:
+        # the trusted kernel the check started in this process: a check must not leave a kernel running
+        # in its caller (a test session, a notebook) until that process exits (issue 27)
+        trusted_tests.shutdown()
+    return [results[i] for i in range(len(batch))]
+
+
+def _check_lecture(assignment: str, todo: list[tuple[int, _Checked]], notebooks_dir: Path, limits: Limits,
+                   info: isolation.SandboxInfo) -> dict[int, CheckResult]:
+    """Grade the notebooks ``todo`` of one lecture in one throw-away course (student ``me``, ``me1``, ...)."""
+    cached = _check_course(assignment, notebooks_dir)
+    out: dict[int, CheckResult] = {}
     with tempfile.TemporaryDirectory(prefix="dpc-check-") as tmp:
         root = Path(tmp) / "course"
         root.mkdir()
@@ -281,32 +343,40 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
         settings = GradingSettings(limits, info.mode, trusted=True)
         write_grading_config(root, grading_config(settings, course_config(root), events_dir=Path(tmp) / "events",
                                                   mpl_cache=prepare_mpl_cache(_cache_root() / "matplotlib")))
-        dest = root / "submitted" / _STUDENT / assignment
-        dest.mkdir(parents=True)
-        shutil.copyfile(notebook, dest / f"{nb_name}.ipynb")
         config = course_config(root)
         cwd = os.getcwd()
         os.chdir(root)
         try:
             api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings
-                res = api.autograde(assignment, _STUDENT, force=True, create=True)
+            for n, (i, checked) in enumerate(todo):
+                student = _STUDENT if n == 0 else f"{_STUDENT}{n}"
+                dest = root / "submitted" / student / assignment
+                dest.mkdir(parents=True)
+                shutil.copyfile(checked.path, dest / f"{checked.nb_name}.ipynb")
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings
+                    res = api.autograde(assignment, student, force=True, create=True)
+                if not res.get("success"):
+                    which = "" if len(todo) == 1 else f" ({checked.path.name})"
+                    raise ValueError(f"notebook{which} could not be checked: {last_error(res)}")
+                out[i] = _result(root, Path(tmp) / "events", student, checked, notebooks_dir, info)
         finally:
             os.chdir(cwd)
-            # the trusted kernel the check started in this process: a check must not leave a kernel running
-            # in its caller (a test session, a notebook) until that process exits (issue 27)
-            trusted_tests.shutdown()
-        if not res.get("success"):
-            raise ValueError(f"notebook could not be checked: {last_error(res)}")
-        graded = nbformat.read(root / "autograded" / _STUDENT / assignment / f"{nb_name}.ipynb", as_version=4)
-        with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-            sub = gb.find_submission_notebook(nb_name, assignment, _STUDENT)
-            scores = {g.name: (g.auto_score, float(g.max_score)) for g in sub.grades}
-        events: list[Event] = []
-        ev_file = Path(tmp) / "events" / _STUDENT / assignment / f"{nb_name}.json"
-        if ev_file.is_file():
-            events = [Event.from_json(e) for e in json.loads(ev_file.read_text()).get("events", [])]
+    return out
+
+
+def _result(root: Path, events_dir: Path, student: str, checked: _Checked, notebooks_dir: Path,
+            info: isolation.SandboxInfo) -> CheckResult:
+    """The :class:`CheckResult` of ``student``'s autograded notebook in the check's course ``root``."""
+    assignment, nb_name = checked.assignment, checked.nb_name
+    graded = nbformat.read(root / "autograded" / student / assignment / f"{nb_name}.ipynb", as_version=4)
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        sub = gb.find_submission_notebook(nb_name, assignment, student)
+        scores = {g.name: (g.auto_score, float(g.max_score)) for g in sub.grades}
+    events: list[Event] = []
+    ev_file = events_dir / student / assignment / f"{nb_name}.json"
+    if ev_file.is_file():
+        events = [Event.from_json(e) for e in json.loads(ev_file.read_text()).get("events", [])]
     release_nb = nbformat.read(Path(notebooks_dir) / assignment / f"{nb_name}.ipynb", as_version=4)
     messages = _messages(graded)
     tests: list[CheckedTest] = []
@@ -325,7 +395,7 @@ def check_notebook(notebook: Path, *, assignment: str | None = None, notebooks_d
             continue
         passed = auto is not None and auto >= max_score - 1e-9
         tests.append(CheckedTest(exercise, gid, max_score, passed, "" if passed else messages.get(gid, "")))
-    return CheckResult(assignment, nb_name, tests, events, info.isolated, notebook.name, saved)
+    return CheckResult(assignment, nb_name, tests, events, info.isolated, checked.path.name, checked.saved)
 
 
 def _messages(nb: NotebookNode) -> dict[str, str]:

@@ -15,11 +15,14 @@ write (the course directory, gradebook, solutions, another student's submission,
 
 from __future__ import annotations
 
+import atexit
 import copy
 import hashlib
 import json
 import os
+import shutil
 import stat
+import tempfile
 import zipfile
 import textwrap
 from dataclasses import dataclass, field
@@ -367,11 +370,26 @@ def make_full(course: Path, solutions: Path, name: str = demo.SYNTHETIC_NAME) ->
     return cells.full_solution(release, source), release
 
 
+_PRISTINE: list[Path] = []
+"""The folder the toy was built in once in this process (:func:`toy` copies it)."""
+
+
 def toy(tmp: Path) -> Toy:
-    """The toy assignment in ``tmp/solutions`` and a course built from it."""
-    sols = Path(tmp) / "solutions"
-    demo.write_synthetic_assignment(sols)
-    course = make_course(Path(tmp) / "release-course", [demo.SYNTHETIC_NAME], solutions_dir=sols)
+    """The toy assignment in ``tmp/solutions`` and a course built from it in ``tmp/release-course``.
+
+    Built once per process (``nbgrader generate_assignment`` costs seconds, and a dozen test modules each use
+    a toy of their own) into a private folder, then copied for each caller: every caller still gets fresh
+    files of its own, the same as a build of its own, and notebooks it may change.
+    """
+    if not _PRISTINE:
+        base = Path(tempfile.mkdtemp(prefix="toy-assignment-"))
+        atexit.register(shutil.rmtree, base, True)
+        demo.write_synthetic_assignment(base / "solutions")
+        make_course(base / "release-course", [demo.SYNTHETIC_NAME], solutions_dir=base / "solutions")
+        _PRISTINE.append(base)
+    sols, course = Path(tmp) / "solutions", Path(tmp) / "release-course"
+    shutil.copytree(_PRISTINE[0] / "solutions", sols, symlinks=True, dirs_exist_ok=True)
+    shutil.copytree(_PRISTINE[0] / "release-course", course, symlinks=True, dirs_exist_ok=True)
     full, release = make_full(course, sols)
     return Toy(sols, course, full, release)
 
