@@ -137,6 +137,18 @@ def launch(playwright, profile: Path):
         viewport={"width": 1280, "height": 900}, device_scale_factor=1)
 
 
+def front_page_problem(page, base: str, screenshot: Path) -> tuple[str, float]:
+    """Open a JupyterLite site's front page at ``base`` and wait (up to 30 s) for its ``#problem`` message; returns
+    the message and the seconds it took, after a screenshot to ``screenshot``."""
+    started = time.monotonic()
+    page.goto(base, wait_until="load")
+    page.wait_for_selector("#problem", state="visible", timeout=30_000)
+    waited = time.monotonic() - started
+    text = page.inner_text("#problem")
+    page.screenshot(path=str(screenshot))
+    return text, waited
+
+
 _STATE = """() => {
   const prompts = [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
     .map(p => p.textContent.trim());

@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
-from _browser_lab import ARTIFACTS, Console, launch, playwright_or_skip, require, serve_folder
+from _browser_lab import ARTIFACTS, Console, front_page_problem, launch, playwright_or_skip, require, serve_folder
 from _lab_server import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-lite")]
@@ -53,12 +52,7 @@ def test_lite_says_why_python_cannot_start_and_still_opens_the_index(lite_site):
         context = launch(pw, ARTIFACTS.parent / "profile-lite")
         console.attach(context, base)
         page = context.new_page()
-        started = time.monotonic()
-        page.goto(base, wait_until="load")
-        page.wait_for_selector("#problem", state="visible", timeout=30_000)
-        waited = time.monotonic() - started
-        text = page.inner_text("#problem")
-        page.screenshot(path=str(ARTIFACTS / "lite-no-pyodide.png"))
+        text, waited = front_page_problem(page, base, ARTIFACTS / "lite-no-pyodide.png")
         page.click("#anyway")
         page.wait_for_function("() => [...document.querySelectorAll('.jp-RenderedMarkdown')]"
                                ".some(e => e.innerText.includes('Lecture'))", timeout=120_000)

@@ -26,7 +26,7 @@ import time
 
 import pytest
 
-from _browser_lab import ARTIFACTS, Console, launch, playwright_or_skip, require, serve_folder
+from _browser_lab import ARTIFACTS, Console, front_page_problem, launch, playwright_or_skip, require, serve_folder
 from _lab_server import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser-lite-python")]
@@ -187,12 +187,7 @@ def test_with_the_npm_core_only_the_front_page_says_python_cannot_start(tmp_path
         context = launch(pw, ARTIFACTS.parent / "profile-lite-npm-core")
         console.attach(context, base)
         page = context.new_page()
-        started = time.monotonic()
-        page.goto(base, wait_until="load")
-        page.wait_for_selector("#problem", state="visible", timeout=30_000)
-        waited = time.monotonic() - started
-        text = page.inner_text("#problem")
-        page.screenshot(path=str(ARTIFACTS / "lite-python-npm-core-only.png"))
+        text, waited = front_page_problem(page, base, ARTIFACTS / "lite-python-npm-core-only.png")
         context.close()
     _, external = console.take()
     assert waited < 30, f"the front page took {waited:.0f} s to say that Python cannot start"
